@@ -1,0 +1,86 @@
+// The file-system port every tool works through. The real workspace and the speculation overlay
+// both implement it, so a tool never knows (and never rewrites paths for) which one it runs on.
+
+/** What a path is; symlinks are reported after resolution, so callers never see 'symlink'. */
+export type EntryType = 'file' | 'directory';
+
+export interface FileStat {
+  type: EntryType;
+  size: number;
+  mtimeMs: number;
+  /** POSIX permission bits, kept so an applied file keeps the original's mode. */
+  mode: number;
+}
+
+export interface DirEntry {
+  name: string;
+  type: EntryType;
+}
+
+export interface SearchMatch {
+  /** Workspace-relative POSIX path. */
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  text: string;
+}
+
+export interface GlobOptions {
+  /** Workspace-relative directory to search below; defaults to the workspace root. */
+  cwd?: string;
+  /** Skip files ignored by .gitignore (default true). */
+  respectGitignore?: boolean;
+  /** Stop after this many results. */
+  limit?: number;
+}
+
+export interface SearchOptions {
+  /** Workspace-relative file or directory to search; defaults to the workspace root. */
+  path?: string;
+  /** Only files whose workspace-relative path matches this glob. */
+  glob?: string;
+  /** Stop after this many matches. */
+  limit?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A workspace seen through workspace-relative POSIX paths ('' is the root).
+ * Every method takes paths that `resolve` produced; implementations re-check them anyway.
+ */
+export interface WorkspaceFs {
+  /** Absolute, symlink-resolved path of the workspace root. */
+  readonly root: string;
+  /**
+   * Turns a tool's path argument (absolute or workspace-relative) into a workspace-relative POSIX
+   * path, following symlinks. Throws PathOutsideWorkspaceError when it would leave the workspace.
+   */
+  resolve(path: string): Promise<string>;
+  readFile(path: string): Promise<Uint8Array>;
+  writeFile(path: string, data: Uint8Array | string): Promise<void>;
+  /** Undefined when nothing exists at the path. */
+  stat(path: string): Promise<FileStat | undefined>;
+  list(path: string): Promise<DirEntry[]>;
+  /** Workspace-relative paths of files matching a glob pattern, sorted. */
+  glob(pattern: string, options?: GlobOptions): Promise<string[]>;
+  /** Lines matching a regular expression (JavaScript/ripgrep syntax). */
+  search(pattern: string, options?: SearchOptions): Promise<SearchMatch[]>;
+  rename(from: string, to: string): Promise<void>;
+  delete(path: string): Promise<void>;
+}
+
+/** A path that resolves outside the workspace; the speculation engine turns it into a boundary. */
+export class PathOutsideWorkspaceError extends Error {
+  constructor(readonly requested: string, detail = 'resolves outside the workspace') {
+    super(`Path "${requested}" ${detail}; only files inside the workspace can be used.`);
+    this.name = 'PathOutsideWorkspaceError';
+  }
+}
+
+/** Nothing exists at a path a caller needed to exist. */
+export class FileNotFoundError extends Error {
+  constructor(readonly path: string) {
+    super(`File not found: ${path}`);
+    this.name = 'FileNotFoundError';
+  }
+}

@@ -1,0 +1,91 @@
+// What a tool is: its fixed definition (TOOLS.md), its kind for approvals and the speculation
+// gate, and an execute function over the ports in ToolContext. Tools never touch node:fs directly.
+import type { ToolDefinition } from '../chat/messages';
+import type { WorkspaceFs } from '../fs/workspaceFs';
+
+export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction';
+
+/** Names fixed by TOOLS.md; prompts, recorded sessions and the gate rely on them. */
+export type ToolName =
+  | 'read_file'
+  | 'list_directory'
+  | 'glob'
+  | 'grep_search'
+  | 'lsp'
+  | 'edit'
+  | 'write_file'
+  | 'run_shell_command'
+  | 'web_fetch'
+  | 'web_search'
+  | 'todo_write'
+  | 'ask_user_question'
+  | 'save_memory'
+  | 'agent'
+  | 'skill'
+  | 'exit_plan_mode';
+
+export type ToolArgs = Record<string, unknown>;
+
+export interface ToolResult {
+  /** false when the call failed; `output` then explains the failure to the model. */
+  ok: boolean;
+  /** What the model receives as the tool message content. */
+  output: string;
+  /** Workspace-relative paths this call wrote, renamed or deleted. */
+  filesChanged?: string[];
+}
+
+/** Runs a shell command; the VS Code side and the CLI pass a real one, tests may pass fakes. */
+export interface ProcessRunner {
+  run(
+    command: string,
+    options: { cwd: string; timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; env?: Record<string, string> },
+  ): Promise<{ exitCode: number | null; signal: string | null; output: string; truncated: boolean; timedOut: boolean }>;
+}
+
+/** Language features answered by the editor (VS Code side); absent in the CLI. */
+export interface LspProvider {
+  query(request: {
+    operation: 'definition' | 'references' | 'hover' | 'symbols';
+    path: string;
+    line?: number;
+    character?: number;
+    query?: string;
+  }, signal?: AbortSignal): Promise<string>;
+}
+
+/** Asks the user a question (ask_user_question); absent means "not available here". */
+export interface UserPrompter {
+  ask(question: string, options: string[] | undefined, signal?: AbortSignal): Promise<string>;
+}
+
+/** A search backend for web_search, configured explicitly by the user. */
+export interface WebSearchProvider {
+  search(query: string, signal?: AbortSignal): Promise<string>;
+}
+
+export interface ToolContext {
+  fs: WorkspaceFs;
+  signal?: AbortSignal;
+  processRunner?: ProcessRunner;
+  lsp?: LspProvider;
+  prompter?: UserPrompter;
+  webSearch?: WebSearchProvider;
+  /** fetch for web_fetch; defaults to global fetch. */
+  fetch?: typeof fetch;
+  /** Extra environment for shell commands (speculation neutralises git's program hooks). */
+  shellEnv?: Record<string, string>;
+  /** Holds the todo list between calls of todo_write. */
+  todos?: { items: unknown[] };
+}
+
+export interface Tool {
+  readonly name: ToolName;
+  readonly kind: ToolKind;
+  readonly definition: ToolDefinition;
+  /** Path-valued argument names, so the gate can check them before a call runs. */
+  readonly pathArgs: readonly string[];
+  /** One line for the UI's tool group header, e.g. "src/app.ts (lines 1-40)". */
+  summarize(args: ToolArgs): string;
+  execute(args: ToolArgs, context: ToolContext): Promise<ToolResult>;
+}

