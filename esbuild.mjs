@@ -1,7 +1,7 @@
 // Builds the three bundles (extension host, webview, headless CLI) into dist/ and, with --tests,
 // transpiles src/ and test/ one file per file into out/ so mocha runs on plain CommonJS.
 import * as esbuild from 'esbuild';
-import { cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -10,6 +10,8 @@ const args = new Set(process.argv.slice(2));
 const watch = args.has('--watch');
 const production = args.has('--production');
 const withTests = args.has('--tests');
+// Parallel workers (helpers, CI shards) each transpile into their own folder.
+const testOut = process.env.SPECULATE_OUT_DIR || 'out';
 
 // web-tree-sitter's ESM entry uses createRequire(import.meta.url), which is undefined in a
 // CommonJS bundle; its .cjs build has no such problem, so every bundle takes that file.
@@ -41,6 +43,7 @@ function copyWasm(outDir) {
 
 function listTs(dir) {
   const found = [];
+  if (!existsSync(dir)) return found;
   for (const name of readdirSync(dir)) {
     const full = join(dir, name);
     if (statSync(full).isDirectory()) found.push(...listTs(full));
@@ -57,8 +60,8 @@ const builds = [
 
 if (withTests) {
   builds.push({
-    entryPoints: [...listTs('src'), ...listTs('test')],
-    outdir: 'out',
+    entryPoints: [...listTs('src'), ...listTs('test'), ...listTs('bench')],
+    outdir: testOut,
     outbase: '.',
     bundle: false,
     platform: 'node',
@@ -71,8 +74,8 @@ if (withTests) {
 
 copyWasm('dist');
 if (withTests) {
-  rmSync('out', { recursive: true, force: true });
-  copyWasm('out/src/core/shell');
+  rmSync(testOut, { recursive: true, force: true });
+  copyWasm(join(testOut, 'src/core/shell'));
 }
 
 if (watch) {

@@ -5,7 +5,8 @@ import { runMocha } from './lib/mochaRun.mjs';
 
 export async function runUnitTests({ build = true, grep } = {}) {
   if (build) execFileSync(process.execPath, ['esbuild.mjs', '--tests'], { stdio: 'inherit' });
-  return runMocha(findFiles('out/test/unit', '.test.js'), { grep });
+  const out = process.env.SPECULATE_OUT_DIR || 'out';
+  return runMocha(findFiles(`${out}/test/unit`, '.test.js'), { grep });
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
