@@ -1,0 +1,89 @@
+// Starts VS Code's own server (from code-server's npm package) on 127.0.0.1 with every folder it
+// writes kept inside one temporary directory, and stops it with its whole process group.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const CODE_SERVER_VERSION = '4.100.3';
+export const serverMain = join(
+  repoRoot, '.vscode-test', `code-server-${CODE_SERVER_VERSION}`, 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js',
+);
+
+/** A free TCP port on the loopback interface. */
+export function freePort() {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolvePort(port));
+    });
+  });
+}
+
+/**
+ * @param {{port?: number, env?: Record<string,string>, log?: (line: string) => void, dataDir?: string}} options
+ * @returns {Promise<{port: number, origin: string, dataDir: string, stop: () => Promise<void>}>}
+ */
+export async function startVsCodeServer(options = {}) {
+  const port = options.port ?? (await freePort());
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'speculate-vscode-'));
+  for (const sub of ['user', 'server', 'ext', 'agent', 'tmp']) mkdirSync(join(dataDir, sub), { recursive: true });
+  const args = [
+    serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
+    '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust',
+    '--telemetry-level', 'off', '--user-data-dir', join(dataDir, 'user'), '--server-data-dir', join(dataDir, 'server'),
+    '--extensions-dir', join(dataDir, 'ext'),
+  ];
+  const child = spawn(process.execPath, args, {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // VSCODE_AGENT_FOLDER and TMPDIR keep the server out of the home folder and /tmp.
+    env: { ...process.env, ...options.env, VSCODE_AGENT_FOLDER: join(dataDir, 'agent'), TMPDIR: join(dataDir, 'tmp') },
+  });
+  const log = options.log ?? (() => {});
+  let exited = false;
+  const exitPromise = new Promise((res) => child.on('exit', () => { exited = true; res(); }));
+
+  await new Promise((res, reject) => {
+    const timer = setTimeout(() => reject(new Error('VS Code server did not start within 60 s')), 60_000);
+    const onData = (chunk) => {
+      const text = chunk.toString();
+      for (const line of text.split('\n')) if (line.trim()) log(line);
+      if (text.includes('Extension host agent started')) {
+        clearTimeout(timer);
+        res();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`VS Code server exited early with code ${code}`));
+    });
+  });
+
+  const stop = async () => {
+    if (!exited) {
+      try { process.kill(-child.pid, 'SIGTERM'); } catch { /* already gone */ }
+      const killer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 3000);
+      await exitPromise;
+      clearTimeout(killer);
+    }
+    if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  return { port, origin: `http://127.0.0.1:${port}`, dataDir, stop };
+}
+
+/** The workbench URL for a folder, with the extension loaded from `extensionPath` and optional tests. */
+export function workbenchUrl(origin, { folder, extensionPath, testsPath }) {
+  const authority = origin.replace(/^http:\/\//, '');
+  const payload = [['extensionDevelopmentPath', `vscode-remote://${authority}${extensionPath}`]];
+  if (testsPath) payload.push(['extensionTestsPath', `vscode-remote://${authority}${testsPath}`]);
+  return `${origin}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+}

@@ -1,0 +1,82 @@
+// One real VS Code workbench for the end-to-end suites: the VS Code server with the extension loaded
+// from the work tree, a temporary copy of the demo workspace, and a Chromium page on it.
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Browser, FrameLocator, Page } from 'playwright-core';
+
+export const repoRoot = resolve(__dirname, '../../..');
+export const artifactsDir = join(repoRoot, 'test/e2e/artifacts');
+const EXTENSION_ID = 'speculate.speculate';
+
+export interface Workbench {
+  page: Page;
+  workspace: string;
+  /** The chat webview's document. */
+  chat(): FrameLocator;
+  screenshot(name: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+interface ServerHandle { origin: string; stop(): Promise<void> }
+
+// The .mjs helpers are shared with the runner scripts; loaded with import() from CommonJS.
+async function loadScripts() {
+  const server = (await import(join(repoRoot, 'scripts/lib/vscodeServer.mjs'))) as {
+    startVsCodeServer(options?: object): Promise<ServerHandle>;
+    workbenchUrl(origin: string, options: { folder: string; extensionPath: string }): string;
+  };
+  const browser = (await import(join(repoRoot, 'scripts/lib/browser.mjs'))) as { launchChromium(): Promise<Browser> };
+  return { ...server, ...browser };
+}
+
+export interface WorkbenchOptions {
+  /** Workspace settings written to .vscode/settings.json before the workbench opens. */
+  settings?: Record<string, unknown>;
+  /** Extra environment for the extension host (e.g. the scripted model's URL). */
+  env?: Record<string, string>;
+}
+
+export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
+  const scripts = await loadScripts();
+  const scratch = mkdtempSync(join(tmpdir(), 'speculate-e2e-'));
+  const workspace = join(scratch, 'workspace');
+  cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+  if (options.settings) {
+    mkdirSync(join(workspace, '.vscode'), { recursive: true });
+    writeFileSync(join(workspace, '.vscode/settings.json'), JSON.stringify(options.settings, null, 2));
+  }
+  const server = await scripts.startVsCodeServer({ env: options.env ?? {} });
+  const browser = await scripts.launchChromium();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot }));
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+
+  const chat = () =>
+    page.frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame');
+
+  return {
+    page,
+    workspace,
+    chat,
+    async screenshot(name) {
+      mkdirSync(artifactsDir, { recursive: true });
+      const file = join(artifactsDir, `${name}.png`);
+      await page.screenshot({ path: file });
+      return file;
+    },
+    async close() {
+      await browser.close();
+      await server.stop();
+      rmSync(scratch, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Clicks the Speculate container in the activity bar and waits for the chat webview. */
+export async function openChatView(workbench: Workbench): Promise<FrameLocator> {
+  await workbench.page.locator('.activitybar [aria-label^="Speculate"]').first().click();
+  const chat = workbench.chat();
+  await chat.locator('#app').waitFor({ timeout: 30_000 });
+  return chat;
+}
