@@ -1,0 +1,421 @@
+// The speculation engine: runs a shown suggestion ahead of the user, forked from the main chat's
+// CacheSafeParams, with every write in a copy-on-write overlay and every tool call through the gate.
+// It never touches the main conversation: accept and abort hand results to the caller (the session).
+import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from '../chat/messages';
+import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
+import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
+import { parseToolArguments } from '../llm/toolArguments';
+import type { Tool, ToolArgs, ToolContext } from '../tools/types';
+import type { CacheSafeParams } from './forkedQuery';
+import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
+import { ensureToolResultPairing } from './toolPairing';
+
+export const MAX_SPECULATION_TURNS = 20;
+export const MAX_SPECULATION_MESSAGES = 100;
+
+export type SpeculationStatus = 'running' | 'completed' | 'boundary' | 'aborted' | 'failed';
+
+/** The overlay as the engine needs it; OverlayFs implements it. */
+export interface SpeculationOverlay extends WorkspaceFs {
+  readonly id: string;
+  writtenFiles(): { path: string; kind: 'modified' | 'created' | 'deleted' }[];
+  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[] }): Promise<ApplyResult>;
+  cleanup(): Promise<void>;
+}
+
+export interface ApplyResult {
+  applied: string[];
+  conflicts: { path: string; reason: string }[];
+}
+
+export interface ToolCallRecord {
+  /** Position among all the run's tool calls; two calls of one tool are two records. */
+  index: number;
+  id: string;
+  name: string;
+  args: ToolArgs | null;
+  rawArgs: string;
+  summary: string;
+  decision: 'allow' | 'redirect' | 'boundary';
+  executed: boolean;
+  ok: boolean | null;
+  result: string | null;
+}
+
+export interface SpeculationSnapshot {
+  id: string;
+  suggestion: string;
+  status: SpeculationStatus;
+  boundary: Boundary | null;
+  toolCalls: ToolCallRecord[];
+  filesWritten: { path: string; kind: 'modified' | 'created' | 'deleted' }[];
+  /** The speculated messages: the suggestion as a user message, then assistant and tool messages. */
+  messages: ChatMessage[];
+  pipelinedSuggestion: string | null;
+  error: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+  usage: Usage;
+  turns: number;
+}
+
+/** Fine-grained progress, for a run promoted to the foreground while it still streams. */
+export type SpeculationEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'assistant_start' }
+  | { type: 'tool_start'; record: ToolCallRecord }
+  | { type: 'tool_end'; record: ToolCallRecord }
+  | { type: 'status'; snapshot: SpeculationSnapshot };
+
+export interface SpeculationOptions {
+  llm: LlmClient;
+  params: CacheSafeParams;
+  /** The fast model when set; the main model otherwise. */
+  model?: string;
+  tools: { get(name: string): Tool | undefined };
+  approvalMode: ApprovalMode;
+  createOverlay: () => Promise<SpeculationOverlay>;
+  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+  /** Ports for tools (process runner, lsp, shell env); fs and signal are the engine's. */
+  toolContext?: Omit<ToolContext, 'fs' | 'signal'>;
+  maxTurns?: number;
+  maxMessages?: number;
+  /** Predicts the input after this run (same prefix + the speculated turns); null = none. */
+  generatePipelinedSuggestion?: (conversation: ChatMessage[], signal: AbortSignal) => Promise<string | null>;
+  now?: () => number;
+  onEvent?: (event: SpeculationEvent) => void;
+  log?: (line: string) => void;
+}
+
+let nextRunNumber = 1;
+
+function emptyUsage(): Usage {
+  return { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
+}
+
+/**
+ * One speculative run. Created by startSpeculation; the caller keeps it until accept or abort.
+ */
+export class Speculation {
+  readonly id: string;
+  private status: SpeculationStatus = 'running';
+  private boundary: Boundary | null = null;
+  private readonly toolCalls: ToolCallRecord[] = [];
+  private readonly messages: ChatMessage[];
+  private pipelinedSuggestion: string | null = null;
+  private error: string | null = null;
+  private readonly startedAt: number;
+  private finishedAt: number | null = null;
+  private readonly usage = emptyUsage();
+  private turns = 0;
+  private overlay: SpeculationOverlay | undefined;
+  private readonly controller = new AbortController();
+  private readonly listeners = new Set<(event: SpeculationEvent) => void>();
+  /** Settles when the run has stopped (any final status) and its pipelined suggestion is known. */
+  readonly done: Promise<SpeculationSnapshot>;
+
+  constructor(readonly suggestion: string, private readonly options: SpeculationOptions) {
+    this.id = `spec-${process.pid}-${nextRunNumber++}-${Math.random().toString(36).slice(2, 8)}`;
+    this.startedAt = this.now();
+    this.messages = [{ role: 'user', content: suggestion }];
+    if (options.onEvent) this.listeners.add(options.onEvent);
+    this.done = this.run();
+  }
+
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  /** Subscribes to progress; returns an unsubscribe function. */
+  subscribe(listener: (event: SpeculationEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: SpeculationEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        this.options.log?.(`speculation listener failed: ${String(error)}`);
+      }
+    }
+  }
+
+  private emitStatus(): void {
+    this.emit({ type: 'status', snapshot: this.snapshot() });
+  }
+
+  get overlayFs(): SpeculationOverlay | undefined {
+    return this.overlay;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  snapshot(): SpeculationSnapshot {
+    return {
+      id: this.id,
+      suggestion: this.suggestion,
+      status: this.status,
+      boundary: this.boundary ? { ...this.boundary } : null,
+      toolCalls: this.toolCalls.map((record) => ({ ...record, args: record.args ? structuredClone(record.args) : null })),
+      filesWritten: this.overlay?.writtenFiles() ?? [],
+      messages: structuredClone(this.messages),
+      pipelinedSuggestion: this.pipelinedSuggestion,
+      error: this.error,
+      startedAt: this.startedAt,
+      finishedAt: this.finishedAt,
+      usage: { ...this.usage },
+      turns: this.turns,
+    };
+  }
+
+  /** How long the user did not wait: the run's duration up to completion, or up to now. */
+  timeSavedMs(at = this.now()): number {
+    return Math.max(0, (this.finishedAt ?? at) - this.startedAt);
+  }
+
+  /** Stops the run: closes the model request, deletes the overlay. Idempotent. */
+  async abort(): Promise<void> {
+    if (this.status === 'running') {
+      this.status = 'aborted';
+      this.finishedAt = this.now();
+    }
+    this.controller.abort();
+    await this.done.catch(() => undefined);
+    await this.disposeOverlay();
+  }
+
+  /** Deletes the overlay (after accept or abort). */
+  async disposeOverlay(): Promise<void> {
+    const overlay = this.overlay;
+    if (!overlay) return;
+    try {
+      await overlay.cleanup();
+    } catch (error) {
+      this.options.log?.(`overlay cleanup failed: ${String(error)}`);
+    }
+  }
+
+  private finish(status: Exclude<SpeculationStatus, 'running'>, detail?: { boundary?: Boundary; error?: string }): void {
+    if (this.status !== 'running') return;
+    this.status = status;
+    this.boundary = detail?.boundary ?? null;
+    this.error = detail?.error ?? null;
+    this.finishedAt = this.now();
+  }
+
+  private async run(): Promise<SpeculationSnapshot> {
+    try {
+      this.overlay = await this.options.createOverlay();
+      await this.loop();
+      if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
+        const conversation = [...this.options.params.history, ...this.messages];
+        try {
+          this.pipelinedSuggestion = await this.options.generatePipelinedSuggestion(structuredClone(conversation), this.controller.signal);
+        } catch (error) {
+          this.options.log?.(`pipelined suggestion failed: ${String(error)}`);
+        }
+      }
+    } catch (error) {
+      // Fail open: whatever went wrong, the run stops and the normal path stays untouched.
+      if (this.controller.signal.aborted || (error instanceof LlmError && error.kind === 'aborted')) this.finish('aborted');
+      else this.finish('failed', { error: error instanceof Error ? error.message : String(error) });
+      this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
+    }
+    if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
+    this.emitStatus();
+    return this.snapshot();
+  }
+
+  private forkMessages(): ChatMessage[] {
+    const { generationConfig, history } = this.options.params;
+    return [{ role: 'system', content: generationConfig.systemPrompt }, ...history, ...this.messages];
+  }
+
+  private async loop(): Promise<void> {
+    const maxTurns = Math.min(this.options.maxTurns ?? MAX_SPECULATION_TURNS, MAX_SPECULATION_TURNS);
+    const maxMessages = Math.min(this.options.maxMessages ?? MAX_SPECULATION_MESSAGES, MAX_SPECULATION_MESSAGES);
+    const { generationConfig, model } = this.options.params;
+    for (;;) {
+      if (this.controller.signal.aborted) return this.finish('aborted');
+      if (this.turns >= maxTurns) {
+        return this.finish('boundary', { boundary: { type: 'limit', tool: '', detail: `stopped after ${maxTurns} model turns` } });
+      }
+      if (this.messages.length >= maxMessages) {
+        return this.finish('boundary', { boundary: { type: 'limit', tool: '', detail: `stopped after ${maxMessages} messages` } });
+      }
+      this.turns++;
+      this.emit({ type: 'assistant_start' });
+      const assistant = await this.streamTurn({
+        model: this.options.model || model,
+        messages: this.forkMessages(),
+        tools: generationConfig.tools,
+        ...(generationConfig.temperature !== undefined ? { temperature: generationConfig.temperature } : {}),
+        thinking: false,
+        signal: this.controller.signal,
+      });
+      if (this.controller.signal.aborted) return this.finish('aborted');
+      const calls = assistant.tool_calls ?? [];
+      if (calls.length === 0) {
+        this.messages.push(assistant);
+        this.emitStatus();
+        return this.finish('completed');
+      }
+      const stop = await this.runToolCalls(assistant, calls, maxMessages);
+      this.emitStatus();
+      if (stop) return this.finish('boundary', { boundary: stop });
+    }
+  }
+
+  private async streamTurn(request: Parameters<LlmClient['stream']>[0]): Promise<AssistantMessage> {
+    for await (const event of this.options.llm.stream(request)) {
+      if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
+      if (event.type === 'text') this.emit({ type: 'text', delta: event.delta });
+      else if (event.type === 'done') {
+        this.usage.promptTokens += event.usage.promptTokens;
+        this.usage.completionTokens += event.usage.completionTokens;
+        this.usage.cachedTokens += event.usage.cachedTokens;
+        return event.message;
+      }
+    }
+    if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
+    throw new LlmError('bad_response', 'The model stream ended without a final message.');
+  }
+
+  /**
+   * Runs one assistant message's tool calls in order through the gate. At a boundary the calls
+   * already executed are kept (by index), the rest are removed from the assistant message, and the
+   * partial results join the history. Returns the boundary, or undefined when all calls ran.
+   */
+  private async runToolCalls(assistant: AssistantMessage, calls: ToolCall[], maxMessages: number): Promise<Boundary | undefined> {
+    const results: ToolMessage[] = [];
+    const executedCalls: ToolCall[] = [];
+    let stop: Boundary | undefined;
+    for (const call of calls) {
+      if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
+      if (this.messages.length + 1 + results.length + 1 > maxMessages) {
+        stop = { type: 'limit', tool: call.function.name, detail: `stopped after ${maxMessages} messages` };
+        break;
+      }
+      const record = await this.runOneCall(call);
+      if (!record.executed) {
+        stop = this.boundaryOf(record);
+        break;
+      }
+      executedCalls.push(call);
+      results.push({ role: 'tool', tool_call_id: call.id, content: record.result ?? '' });
+    }
+    if (executedCalls.length > 0) {
+      this.messages.push({ ...assistant, tool_calls: executedCalls }, ...results);
+    }
+    // With no call executed, the turn's assistant message is dropped whole: the live continuation
+    // after accept will produce it again, with the tool call going through approval as usual.
+    this.messages.splice(0, this.messages.length, ...ensureToolResultPairing(this.messages));
+    return stop;
+  }
+
+  private readonly boundaries = new Map<number, Boundary>();
+
+  private boundaryOf(record: ToolCallRecord): Boundary {
+    return this.boundaries.get(record.index) ?? { type: 'unknown_tool', tool: record.name, detail: 'stopped' };
+  }
+
+  private async runOneCall(call: ToolCall): Promise<ToolCallRecord> {
+    const tool = this.options.tools.get(call.function.name);
+    const parsed = parseToolArguments(call.function.arguments);
+    const record: ToolCallRecord = {
+      index: this.toolCalls.length,
+      id: call.id,
+      name: call.function.name,
+      args: parsed.ok ? parsed.args : null,
+      rawArgs: call.function.arguments,
+      summary: '',
+      decision: 'boundary',
+      executed: false,
+      ok: null,
+      result: null,
+    };
+    this.toolCalls.push(record);
+    const overlay = this.overlay!;
+    if (!parsed.ok) {
+      // Malformed arguments change nothing: the model gets the error, as in the main chat.
+      record.decision = 'allow';
+      record.executed = true;
+      record.ok = false;
+      record.result = `Error: the arguments of ${call.function.name} are not valid JSON (${parsed.error}). Send the call again with valid JSON arguments.`;
+      this.emit({ type: 'tool_end', record: { ...record } });
+      return record;
+    }
+    try {
+      record.summary = tool ? tool.summarize(parsed.args) : call.function.name;
+    } catch {
+      record.summary = call.function.name;
+    }
+    const decision = await gateToolCall(call.function.name, tool, parsed.args, {
+      approvalMode: this.options.approvalMode,
+      fs: overlay,
+      overlayHasWrites: overlay.writtenFiles().length > 0,
+      classifyShell: this.options.classifyShell,
+    });
+    record.decision = decision.decision;
+    if (decision.decision === 'boundary') {
+      this.boundaries.set(record.index, decision.boundary);
+      return record;
+    }
+    this.emit({ type: 'tool_start', record: { ...record } });
+    try {
+      const result = await tool!.execute(parsed.args, { ...this.options.toolContext, fs: overlay, signal: this.controller.signal });
+      record.executed = true;
+      record.ok = result.ok;
+      record.result = result.output;
+    } catch (error) {
+      if (error instanceof PathOutsideWorkspaceError) {
+        // Path rewriting that fails is a boundary, like any path outside the workspace.
+        record.decision = 'boundary';
+        this.boundaries.set(record.index, { type: 'path', tool: call.function.name, detail: error.message });
+        return record;
+      }
+      if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
+      record.executed = true;
+      record.ok = false;
+      record.result = `Error: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    this.emit({ type: 'tool_end', record: { ...record } });
+    return record;
+  }
+
+  /**
+   * Accept step 1: applies the overlay to the workspace. Conflicting files are not written; the
+   * caller decides (overwrite / keep mine) and may call again with `overwrite` or `skip`.
+   */
+  async apply(options?: { overwrite?: readonly string[]; skip?: readonly string[] }): Promise<ApplyResult> {
+    if (this.status === 'running' || this.status === 'aborted' || this.status === 'failed') {
+      throw new Error(`A ${this.status} speculation cannot be applied.`);
+    }
+    if (!this.overlay) return { applied: [], conflicts: [] };
+    return this.overlay.applyToReal(options);
+  }
+
+  /** The speculated messages, paired and ready to join the main conversation. */
+  messagesForInjection(notApplied: readonly string[] = []): ChatMessage[] {
+    const messages = ensureToolResultPairing(this.messages);
+    if (notApplied.length === 0) return messages;
+    // Keep the history honest: a write the user chose not to take is marked on its tool result.
+    const note = `\n(Note: not applied — the user kept their own version of ${notApplied.join(', ')}.)`;
+    const writers = new Set(this.toolCalls.filter((r) => r.executed && r.decision === 'redirect').map((r) => r.id));
+    return messages.map((message) => (message.role === 'tool' && writers.has(message.tool_call_id) ? { ...message, content: message.content + note } : message));
+  }
+}
+
+/** Starts speculating on a suggestion in the background. */
+export function startSpeculation(suggestion: string, options: SpeculationOptions): Speculation {
+  return new Speculation(suggestion, options);
+}
+
+/** Aborts a run: closes its request and deletes its overlay. */
+export async function abortSpeculation(speculation: Speculation | undefined): Promise<void> {
+  await speculation?.abort();
+}

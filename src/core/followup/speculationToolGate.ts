@@ -1,0 +1,103 @@
+// The speculation tool gate (TOOLS.md): for each tool call the speculative loop wants to run, decide
+// allow (run as is), redirect (run against the overlay) or boundary (stop here; the user takes over).
+// Fail closed: anything the gate cannot place with certainty is a boundary, with a reason in words.
+import type { WorkspaceFs } from '../fs/workspaceFs';
+import { PathOutsideWorkspaceError } from '../fs/workspaceFs';
+import type { Tool, ToolArgs } from '../tools/types';
+
+export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
+export type BoundaryType = 'shell' | 'edit' | 'denied_tool' | 'unknown_tool' | 'path' | 'limit';
+
+/** Why a speculation stopped; shown to the user ("Stopped before run_shell_command: …"). */
+export interface Boundary {
+  type: BoundaryType;
+  tool: string;
+  detail: string;
+}
+
+export type GateDecision =
+  | { decision: 'allow'; reason: string }
+  | { decision: 'redirect'; reason: string }
+  | { decision: 'boundary'; reason: string; boundary: Boundary };
+
+export interface GateContext {
+  approvalMode: ApprovalMode;
+  /** The file system the call would run against (the overlay during speculation). */
+  fs: WorkspaceFs;
+  /** True once the overlay holds writes that a shell command, reading the real disk, would not see. */
+  overlayHasWrites: boolean;
+  /** The read-only shell classifier (src/core/shell). */
+  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+}
+
+function boundary(type: BoundaryType, tool: string, detail: string): GateDecision {
+  return { decision: 'boundary', reason: detail, boundary: { type, tool, detail } };
+}
+
+/** Checks every path-valued argument; the first that cannot be placed inside the workspace is returned. */
+async function firstOutsidePath(tool: Tool, args: ToolArgs, fs: WorkspaceFs): Promise<string | undefined> {
+  for (const name of tool.pathArgs) {
+    const value = args[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') return `argument ${name} is not a path`;
+    try {
+      await fs.resolve(value);
+    } catch (error) {
+      if (error instanceof PathOutsideWorkspaceError) return error.message;
+      return `cannot place ${name} "${value}" inside the workspace: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  }
+  return undefined;
+}
+
+const INTERACTION_DETAIL: Record<string, string> = {
+  ask_user_question: 'it asks you a question',
+  todo_write: 'it updates the visible task list',
+  save_memory: 'it saves a memory',
+  agent: 'it starts a sub-agent',
+  skill: 'it runs a skill',
+  exit_plan_mode: 'it asks to leave plan mode',
+};
+
+export async function gateToolCall(toolName: string, tool: Tool | undefined, args: ToolArgs, context: GateContext): Promise<GateDecision> {
+  if (!tool || tool.name !== toolName) {
+    return boundary('unknown_tool', toolName, `${toolName} is not a built-in tool, so it cannot run ahead of you`);
+  }
+  // Network and interaction tools stop before anything else: they need the user whatever the paths.
+  if (tool.kind === 'network') {
+    return boundary('denied_tool', toolName, `${toolName} reaches the network, which needs your consent`);
+  }
+  if (tool.kind === 'interaction') {
+    return boundary('denied_tool', toolName, `${toolName} needs you: ${INTERACTION_DETAIL[toolName] ?? 'it interacts with you'}`);
+  }
+  const outside = await firstOutsidePath(tool, args, context.fs);
+  if (outside) return boundary('path', toolName, outside);
+
+  switch (tool.kind) {
+    case 'read':
+      return { decision: 'allow', reason: 'reads see the overlay' };
+    case 'write':
+      if (context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo') {
+        return { decision: 'redirect', reason: 'the write goes into the overlay' };
+      }
+      return boundary('edit', toolName, `edits need your approval in ${context.approvalMode} mode`);
+    case 'shell': {
+      const command = args.command;
+      if (typeof command !== 'string' || command.trim() === '') {
+        return boundary('shell', toolName, 'the command is missing');
+      }
+      if (context.overlayHasWrites) {
+        // The command would read the real files, not the speculated edits: its answer would be stale.
+        return boundary('shell', toolName, `\`${command}\` would not see the speculated edits`);
+      }
+      let verdict: { readOnly: boolean; reason: string };
+      try {
+        verdict = await context.classifyShell(command);
+      } catch (error) {
+        verdict = { readOnly: false, reason: `classifier failed: ${error instanceof Error ? error.message : String(error)}` };
+      }
+      if (verdict.readOnly) return { decision: 'allow', reason: 'read-only command' };
+      return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason})`);
+    }
+  }
+}
