@@ -37,7 +37,8 @@ export type LlmErrorKind =
   | 'auth' // 401/403: bad or missing key
   | 'not_found' // 404: unknown model or wrong base URL
   | 'rate_limit' // 429 after retries
-  | 'server' // 5xx after retries
+  | 'server' // 5xx after retries, or an error the server reported inside the stream
+  | 'bad_request' // 400/413/422: the endpoint refused the request (e.g. context too long, unknown parameter)
   | 'network' // unreachable endpoint, reset connection after retries
   | 'timeout' // the server went silent
   | 'aborted' // the caller aborted
