@@ -1,0 +1,74 @@
+// `npm run bench [-- name…]`: builds, runs the suites under bench/suites/ (all, or those named), and
+// writes bench/results.json and bench/RESULTS.md (machine, date, commit; median and spread per figure).
+// Benchmarks are never part of npm test.
+import { execFileSync, execSync } from 'node:child_process';
+import { cpus, totalmem } from 'node:os';
+import { basename, join } from 'node:path';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { findFiles } from './lib/files.mjs';
+import { repoRoot } from './lib/vscodeServer.mjs';
+
+process.chdir(repoRoot);
+const OUT = 'out-bench';
+const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+
+execFileSync(process.execPath, ['esbuild.mjs', '--tests'], { stdio: 'inherit', env: { ...process.env, SPECULATE_OUT_DIR: OUT } });
+const suites = findFiles(join(OUT, 'bench/suites'), '.js').map((file) => ({ name: basename(file, '.js'), file }));
+const selected = wanted.length === 0 ? suites : suites.filter((s) => wanted.some((w) => s.name === w || s.name.startsWith(`${w}-`)));
+if (selected.length === 0) {
+  console.error(`No benchmark named ${wanted.join(', ')}. Available: ${suites.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
+
+function quantile(sorted, q) {
+  if (sorted.length === 0) return NaN;
+  const at = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
+  return sorted[at];
+}
+
+export function summarise(samples) {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { n: sorted.length, median, p99: quantile(sorted, 0.99), min: sorted[0], max: sorted[sorted.length - 1] };
+}
+
+const round = (value) => (Number.isFinite(value) ? (Math.abs(value) >= 100 ? Math.round(value) : Number(value.toPrecision(3))) : value);
+let commit = 'unknown';
+try { commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim(); } catch { /* not a checkout */ }
+const machine = `${cpus()[0]?.model ?? 'unknown CPU'} × ${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${process.platform}`;
+
+const resultsPath = 'bench/results.json';
+const previous = existsSync(resultsPath) ? JSON.parse(readFileSync(resultsPath, 'utf8')) : { suites: {} };
+const results = { machine, date: new Date().toISOString(), commit, suites: { ...previous.suites } };
+
+for (const suite of selected) {
+  console.log(`\n=== bench: ${suite.name} ===`);
+  const started = Date.now();
+  const module = await import(join(repoRoot, suite.file));
+  const figures = await (module.default ?? module.run)();
+  results.suites[suite.name] = {
+    date: results.date, commit, machine, seconds: Math.round((Date.now() - started) / 1000),
+    figures: figures.map((f) => ({ name: f.name, unit: f.unit, target: f.target ?? null, note: f.note ?? null, ...summarise(f.samples) })),
+  };
+  for (const f of results.suites[suite.name].figures) {
+    console.log(`  ${f.name}: median ${round(f.median)} ${f.unit} (p99 ${round(f.p99)}, min ${round(f.min)}, max ${round(f.max)}, n=${f.n})${f.target ? `  target ${f.target}` : ''}`);
+  }
+}
+
+writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
+const lines = [
+  '# Benchmark results', '',
+  `Written by \`npm run bench\`. Each suite notes the machine, date and commit it ran on; these machines are noisy, so read medians and spreads, not single runs.`, '',
+];
+for (const [name, suite] of Object.entries(results.suites)) {
+  lines.push(`## ${name}`, '', `${suite.machine} · ${suite.date.slice(0, 16).replace('T', ' ')} UTC · commit ${suite.commit} · ${suite.seconds} s`, '');
+  lines.push('| figure | median | p99 | min | max | n | target | note |', '|---|---|---|---|---|---|---|---|');
+  for (const f of suite.figures) {
+    lines.push(`| ${f.name} | ${round(f.median)} ${f.unit} | ${round(f.p99)} | ${round(f.min)} | ${round(f.max)} | ${f.n} | ${f.target ?? ''} | ${f.note ?? ''} |`);
+  }
+  lines.push('');
+}
+writeFileSync('bench/RESULTS.md', lines.join('\n'));
+console.log('\nWrote bench/results.json and bench/RESULTS.md');
+process.exit(0);

@@ -1,0 +1,62 @@
+// Previews a speculation before it is applied: one file opens as a diff (workspace ⇄ speculation:),
+// several open together in the multi-file diff editor. Keeps the speculate.speculationDiffOpen
+// context key true while such a diff is the active tab, for its Accept / Discard title buttons.
+import * as vscode from 'vscode';
+import { setContextKey } from './contextKeys';
+import { SPECULATION_SCHEME, speculationUri } from './speculationFs';
+
+/** Left side for files that do not exist yet (and right side for files the run deletes). */
+export const EMPTY_SCHEME = 'speculate-empty';
+export const PREVIEW_TITLE_PREFIX = 'Speculation: ';
+
+export interface PreviewRun {
+  id: string;
+  suggestion: string;
+  files: { path: string; kind: 'modified' | 'created' | 'deleted' }[];
+}
+
+class EmptyDocumentProvider implements vscode.TextDocumentContentProvider {
+  provideTextDocumentContent(): string {
+    return '';
+  }
+}
+
+export function registerDiffPreview(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(vscode.workspace.registerTextDocumentContentProvider(EMPTY_SCHEME, new EmptyDocumentProvider()));
+  const update = () => setContextKey('speculate.speculationDiffOpen', isSpeculationDiffActive());
+  context.subscriptions.push(vscode.window.tabGroups.onDidChangeTabs(update), vscode.window.tabGroups.onDidChangeTabGroups(update));
+  update();
+}
+
+function isSpeculationDiffActive(): boolean {
+  const tab = vscode.window.tabGroups.activeTabGroup.activeTab;
+  if (!tab) return false;
+  if (tab.input instanceof vscode.TabInputTextDiff) return tab.input.modified.scheme === SPECULATION_SCHEME;
+  return tab.label.startsWith(PREVIEW_TITLE_PREFIX);
+}
+
+function sides(workspaceRoot: vscode.Uri, runId: string, file: PreviewRun['files'][number]): [vscode.Uri, vscode.Uri, vscode.Uri] {
+  const real = vscode.Uri.joinPath(workspaceRoot, ...file.path.split('/'));
+  const empty = vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + file.path });
+  const left = file.kind === 'created' ? empty : real;
+  const right = file.kind === 'deleted' ? empty : speculationUri(runId, file.path);
+  return [real, left, right];
+}
+
+/** Opens the preview without taking focus from where the user is typing. */
+export async function openSpeculationPreview(workspaceRoot: vscode.Uri, run: PreviewRun): Promise<void> {
+  if (run.files.length === 0) {
+    void vscode.window.showInformationMessage('Speculate: this speculation has not changed any files yet.');
+    return;
+  }
+  const title = `${PREVIEW_TITLE_PREFIX}${run.suggestion}`;
+  if (run.files.length === 1) {
+    const [, left, right] = sides(workspaceRoot, run.id, run.files[0]);
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${title} — ${run.files[0].path}`, {
+      preserveFocus: true,
+      preview: true,
+    } satisfies vscode.TextDocumentShowOptions);
+    return;
+  }
+  await vscode.commands.executeCommand('vscode.changes', title, run.files.map((file) => sides(workspaceRoot, run.id, file)));
+}
