@@ -1,28 +1,38 @@
-// The headless front over src/core (HEADLESS-CLI.md): JSON lines in, JSON lines out.
-const USAGE = `Usage: node dist/cli.js <command> [options]
+// The headless front over src/core (HEADLESS-CLI.md): JSON lines in, JSON lines out. Diagnostics go
+// to stderr only; exit 0 when the command ran, 2 on bad usage, 1 on an internal failure.
+import { runFilterSuggestion } from './cli/filterSuggestion';
+import { USAGE, UsageError } from './cli/usage';
 
-Commands:
-  shell-check         classify shell commands as read-only or not (JSON lines on stdin)
-  filter-suggestion   run the 12 suggestion filter rules (JSON lines on stdin)
-  gate                decide allow/redirect/boundary for tool calls (JSON lines on stdin)
-  speculate           run one speculation against an OpenAI-compatible endpoint
-  --help              show this help
-`;
+type Command = (args: string[]) => Promise<number>;
+
+const io = { input: process.stdin, output: process.stdout };
+
+const COMMANDS: Record<string, Command> = {
+  'filter-suggestion': () => runFilterSuggestion(io),
+};
 
 async function main(argv: string[]): Promise<number> {
-  const [command] = argv;
-  if (!command || command === '--help' || command === '-h' || command === 'help') {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(USAGE);
     return 0;
   }
-  process.stderr.write(`speculate: unknown command "${command}" (see --help)\n`);
-  return 2;
+  const command = COMMANDS[name];
+  if (!command) throw new UsageError(`unknown command "${name}" (see --help)`);
+  return command(rest);
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    process.exitCode = code;
+  },
   (error: unknown) => {
-    process.stderr.write(`speculate: internal error: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
+    if (error instanceof UsageError) {
+      process.stderr.write(`speculate: ${error.message}\n`);
+      process.exitCode = 2;
+      return;
+    }
+    process.stderr.write(`speculate: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
   },
 );
