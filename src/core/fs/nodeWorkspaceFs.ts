@@ -1,0 +1,321 @@
+// The real workspace behind the WorkspaceFs port: node:fs under a realpath'd root, every path
+// re-checked against the workspace boundary, with glob and content search that honour .gitignore.
+import * as fs from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import * as path from 'node:path';
+import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
+import { isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
+import { findExecutable, ripgrepFiles } from './ripgrep';
+import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from './textSearch';
+import { comparePaths, joinPath, walkFiles, type TreeEntry, type TreeSource } from './treeWalk';
+import {
+  FileNotFoundError,
+  PathOutsideWorkspaceError,
+  type DirEntry,
+  type FileStat,
+  type GlobOptions,
+  type SearchMatch,
+  type SearchOptions,
+  type WorkspaceFs,
+} from './workspaceFs';
+
+export interface NodeWorkspaceFsOptions {
+  /**
+   * ripgrep binary for `search`: undefined = look for `rg` on PATH, null = always use the
+   * JavaScript search, a string = that binary.
+   */
+  ripgrepPath?: string | null;
+  /** Files larger than this are skipped by `search` (default MAX_SEARCH_FILE_BYTES). */
+  maxSearchFileBytes?: number;
+}
+
+/** Files handed to one search step (one ripgrep process); bounds argv size and lets a limit stop early. */
+const SEARCH_CHUNK_FILES = 512;
+const DEFAULT_SEARCH_LIMIT = 10_000;
+const DEFAULT_GLOB_LIMIT = 100_000;
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+export class NodeWorkspaceFs implements WorkspaceFs {
+  private readonly aliases: string[];
+  private readonly ripgrepPath: string | undefined;
+  private readonly maxSearchFileBytes: number;
+
+  private constructor(readonly root: string, spelledRoot: string, options: NodeWorkspaceFsOptions) {
+    this.aliases = spelledRoot !== root ? [spelledRoot] : [];
+    this.ripgrepPath = options.ripgrepPath === undefined ? findExecutable('rg') : (options.ripgrepPath ?? undefined);
+    this.maxSearchFileBytes = options.maxSearchFileBytes ?? MAX_SEARCH_FILE_BYTES;
+  }
+
+  /** Opens a workspace; the root is realpath'd and the given spelling kept as an alias for absolute paths. */
+  static async open(rootPath: string, options: NodeWorkspaceFsOptions = {}): Promise<NodeWorkspaceFs> {
+    const spelled = path.resolve(rootPath);
+    let real: string;
+    try {
+      real = await fs.realpath(spelled);
+    } catch {
+      throw new Error(`Workspace folder ${spelled} does not exist or cannot be read; open an existing folder.`);
+    }
+    const info = await fs.stat(real);
+    if (!info.isDirectory()) throw new Error(`Workspace ${spelled} is not a folder; open a folder.`);
+    return new NodeWorkspaceFs(real, spelled, options);
+  }
+
+  /** Which search backend is in use, for diagnostics and tests. */
+  get searchBackend(): 'ripgrep' | 'javascript' {
+    return this.ripgrepPath ? 'ripgrep' : 'javascript';
+  }
+
+  resolve(requested: string): Promise<string> {
+    return resolveInsideWorkspace(this.root, requested, this.aliases);
+  }
+
+  private async absolute(requested: string): Promise<{ relative: string; absolute: string }> {
+    const relative = await this.resolve(requested);
+    return { relative, absolute: toAbsolute(this.root, relative) };
+  }
+
+  async readFile(requested: string): Promise<Uint8Array> {
+    const { relative, absolute } = await this.absolute(requested);
+    try {
+      return await fs.readFile(absolute);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') throw new FileNotFoundError(relative);
+      if (errorCode(error) === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
+      throw error;
+    }
+  }
+
+  async writeFile(requested: string, data: Uint8Array | string): Promise<void> {
+    const { relative, absolute } = await this.absolute(requested);
+    if (relative === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
+    await fs.mkdir(path.dirname(absolute), { recursive: true });
+    try {
+      await fs.writeFile(absolute, data);
+    } catch (error) {
+      if (errorCode(error) === 'EISDIR') throw new Error(`${relative} is a directory; give a file path.`);
+      throw error;
+    }
+  }
+
+  async stat(requested: string): Promise<FileStat | undefined> {
+    const { absolute } = await this.absolute(requested);
+    try {
+      const info = await fs.stat(absolute);
+      return { type: info.isDirectory() ? 'directory' : 'file', size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777 };
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  }
+
+  async list(requested: string): Promise<DirEntry[]> {
+    const { relative, absolute } = await this.absolute(requested);
+    let dirents: Dirent[];
+    try {
+      dirents = await fs.readdir(absolute, { withFileTypes: true });
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw new FileNotFoundError(relative);
+      if (errorCode(error) === 'ENOTDIR') throw new Error(`${relative} is a file, not a directory.`);
+      throw error;
+    }
+    const entries = await Promise.all(dirents.map((dirent) => this.placeEntry(absolute, dirent, true)));
+    return entries.filter((entry): entry is DirEntry => entry !== undefined).sort((a, b) => comparePaths(a.name, b.name));
+  }
+
+  /**
+   * The type of a directory entry as callers see it. Symlinks are followed when they stay inside
+   * the workspace; those leading out, dangling ones, and sockets or devices are left out.
+   */
+  private async placeEntry(dirAbsolute: string, dirent: Dirent, followDirLinks: boolean): Promise<DirEntry | undefined> {
+    if (dirent.isFile()) return { name: dirent.name, type: 'file' };
+    if (dirent.isDirectory()) return { name: dirent.name, type: 'directory' };
+    if (!dirent.isSymbolicLink()) return undefined;
+    try {
+      const target = await fs.realpath(path.join(dirAbsolute, dirent.name));
+      if (!isWithin(this.root, target)) return undefined;
+      const info = await fs.stat(target);
+      if (info.isFile()) return { name: dirent.name, type: 'file' };
+      if (info.isDirectory() && followDirLinks) return { name: dirent.name, type: 'directory' };
+      return undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The walk's view of this workspace: symlinked directories are never entered (no cycles, no escapes). */
+  private treeSource(): TreeSource {
+    return {
+      entries: async (dir: string): Promise<TreeEntry[]> => {
+        const absolute = toAbsolute(this.root, dir);
+        let dirents: Dirent[];
+        try {
+          dirents = await fs.readdir(absolute, { withFileTypes: true });
+        } catch {
+          return [];
+        }
+        const entries = await Promise.all(dirents.map((dirent) => this.placeEntry(absolute, dirent, false)));
+        return entries.filter((entry): entry is TreeEntry => entry !== undefined);
+      },
+      readText: async (file: string): Promise<string | undefined> => {
+        try {
+          return await fs.readFile(toAbsolute(this.root, file), 'utf8');
+        } catch {
+          return undefined;
+        }
+      },
+    };
+  }
+
+  async glob(pattern: string, options: GlobOptions = {}): Promise<string[]> {
+    const cwd = await this.resolve(options.cwd ?? '');
+    const cwdInfo = await this.stat(cwd);
+    if (!cwdInfo) throw new FileNotFoundError(cwd || '.');
+    if (cwdInfo.type !== 'directory') throw new Error(`${cwd} is a file, not a directory to search in.`);
+    const limit = options.limit ?? DEFAULT_GLOB_LIMIT;
+    const normalised = this.relativePattern(pattern);
+    if (normalised === '') return [];
+
+    // Walk only below the literal part of the pattern, and no deeper than it can match.
+    const { prefix, rest } = literalPrefix(normalised);
+    let start = cwd;
+    if (prefix !== '') {
+      try {
+        start = await this.resolve(joinPath(cwd, prefix));
+      } catch (error) {
+        if (error instanceof PathOutsideWorkspaceError) throw new PathOutsideWorkspaceError(pattern, 'reaches outside the workspace');
+        throw error;
+      }
+      const startInfo = await this.stat(start);
+      if (!startInfo) return [];
+      if (startInfo.type === 'file') return [];
+    }
+    const regex = globToRegExp(rest);
+    const startPrefix = start === '' ? '' : `${start}/`;
+    const found: string[] = [];
+    for await (const file of walkFiles(this.treeSource(), { start, respectGitignore: options.respectGitignore ?? true, maxDepth: maxGlobDepth(rest) })) {
+      if (regex.test(file.slice(startPrefix.length))) {
+        found.push(file);
+        if (found.length >= limit) break;
+      }
+    }
+    return found.sort(comparePaths);
+  }
+
+  /** A glob pattern relative to the workspace, or an error when it would reach outside it. */
+  private relativePattern(pattern: string): string {
+    let text = pattern.trim();
+    if (path.isAbsolute(text)) {
+      const base = [this.root, ...this.aliases].find((root) => text === root || text.startsWith(root + '/'));
+      if (!base) throw new PathOutsideWorkspaceError(pattern, 'is an absolute pattern outside the workspace');
+      text = text.slice(base.length).replace(/^\/+/, '');
+    }
+    text = text.replace(/^(\.\/)+/, '');
+    if (text.split('/').includes('..')) throw new PathOutsideWorkspaceError(pattern, 'uses ".." to leave the searched folder');
+    return text;
+  }
+
+  async search(pattern: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
+    const { signal } = options;
+    const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+    const regex = this.ripgrepPath ? undefined : compileSearchPattern(pattern);
+    const start = await this.resolve(options.path ?? '');
+    const startInfo = await this.stat(start);
+    if (!startInfo) throw new FileNotFoundError(start || '.');
+    const wanted = searchGlobFilter(options.glob, startInfo.type === 'directory' ? start : '');
+
+    const results: SearchMatch[] = [];
+    let chunk: string[] = [];
+    const flush = async () => {
+      const files = await this.searchableFiles(chunk);
+      chunk = [];
+      const remaining = limit - results.length;
+      const found = this.ripgrepPath
+        ? await ripgrepFiles(this.ripgrepPath, this.root, pattern, files, remaining, signal)
+        : await this.searchWithJavaScript(files, regex as RegExp, remaining, signal);
+      results.push(...found);
+    };
+
+    const candidates = startInfo.type === 'file' ? singleFile(start) : walkFiles(this.treeSource(), { start, signal });
+    for await (const file of candidates) {
+      if (!wanted(file)) continue;
+      chunk.push(file);
+      if (chunk.length >= SEARCH_CHUNK_FILES) {
+        await flush();
+        if (results.length >= limit) break;
+      }
+    }
+    if (results.length < limit && chunk.length > 0) await flush();
+    return results.sort(compareMatches).slice(0, limit);
+  }
+
+  /** Drops files too large to search; names stay workspace-relative. */
+  private async searchableFiles(files: string[]): Promise<string[]> {
+    const sizes = await Promise.all(
+      files.map(async (file) => {
+        try {
+          return (await fs.stat(toAbsolute(this.root, file))).size;
+        } catch {
+          return Infinity;
+        }
+      }),
+    );
+    return files.filter((_, index) => sizes[index] <= this.maxSearchFileBytes);
+  }
+
+  private async searchWithJavaScript(files: string[], regex: RegExp, limit: number, signal?: AbortSignal): Promise<SearchMatch[]> {
+    const found: SearchMatch[] = [];
+    for (const file of files) {
+      signal?.throwIfAborted();
+      if (found.length >= limit) break;
+      let data: Buffer;
+      try {
+        data = await fs.readFile(toAbsolute(this.root, file));
+      } catch {
+        continue;
+      }
+      if (isBinary(data)) continue;
+      found.push(...matchLines(file, data.toString('utf8'), regex, limit - found.length));
+    }
+    return found;
+  }
+
+  async rename(from: string, to: string): Promise<void> {
+    const source = await this.absolute(from);
+    const target = await this.absolute(to);
+    if (source.relative === '' || target.relative === '') throw new Error('Cannot rename the workspace folder itself.');
+    await fs.mkdir(path.dirname(target.absolute), { recursive: true });
+    try {
+      await fs.rename(source.absolute, target.absolute);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') throw new FileNotFoundError(source.relative);
+      throw error;
+    }
+  }
+
+  /** Deletes a file, or a directory only when it is empty (nothing is ever removed recursively). */
+  async delete(requested: string): Promise<void> {
+    const { relative, absolute } = await this.absolute(requested);
+    if (relative === '') throw new Error('Cannot delete the workspace folder itself.');
+    const info = await this.stat(relative);
+    if (!info) throw new FileNotFoundError(relative);
+    if (info.type === 'file') {
+      await fs.unlink(absolute);
+      return;
+    }
+    try {
+      await fs.rmdir(absolute);
+    } catch (error) {
+      if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST') {
+        throw new Error(`Directory ${relative} is not empty; delete the files inside it first.`);
+      }
+      throw error;
+    }
+  }
+}
+
+async function* singleFile(file: string): AsyncGenerator<string> {
+  yield file;
+}

@@ -1,0 +1,111 @@
+// The tool set the agent offers (TOOLS.md), in its fixed order, and the path check the speculation
+// gate runs before letting a call execute.
+import type { ToolDefinition } from '../chat/messages';
+import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
+import { agentTool } from './agent';
+import { askUserQuestionTool } from './askUserQuestion';
+import { editTool } from './edit';
+import { exitPlanModeTool } from './exitPlanMode';
+import { globTool } from './glob';
+import { grepSearchTool } from './grepSearch';
+import { listDirectoryTool } from './listDirectory';
+import { lspTool } from './lsp';
+import { readFileTool } from './readFile';
+import { createShellTool, type ShellToolOptions } from './runShellCommand';
+import { saveMemoryTool } from './saveMemory';
+import { skillTool } from './skill';
+import { todoWriteTool } from './todoWrite';
+import type { Tool, ToolArgs, ToolName } from './types';
+import { createWebFetchTool, type WebFetchOptions } from './webFetch';
+import { webSearchTool } from './webSearch';
+import { writeFileTool } from './writeFile';
+
+export type { Tool, ToolArgs, ToolContext, ToolKind, ToolName, ToolResult } from './types';
+export type { ShellToolOptions } from './runShellCommand';
+export type { WebFetchOptions } from './webFetch';
+
+export interface ToolRegistryOptions {
+  shell?: ShellToolOptions;
+  webFetch?: WebFetchOptions;
+}
+
+export interface ToolRegistry {
+  /** The 16 tools in TOOLS.md order (definitions are sent in this order, byte-stable for caching). */
+  readonly tools: readonly Tool[];
+  get(name: string): Tool | undefined;
+  definitions(): ToolDefinition[];
+}
+
+export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
+  const tools: readonly Tool[] = [
+    readFileTool,
+    listDirectoryTool,
+    globTool,
+    grepSearchTool,
+    lspTool,
+    editTool,
+    writeFileTool,
+    createShellTool(options.shell),
+    createWebFetchTool(options.webFetch),
+    webSearchTool,
+    todoWriteTool,
+    askUserQuestionTool,
+    saveMemoryTool,
+    agentTool,
+    skillTool,
+    exitPlanModeTool,
+  ];
+  const byName = new Map<string, Tool>(tools.map((tool) => [tool.name, tool]));
+  return {
+    tools,
+    get: (name) => byName.get(name),
+    definitions: () => tools.map((tool) => tool.definition),
+  };
+}
+
+/** The tools with default options. */
+export const ALL_TOOLS: readonly Tool[] = createToolRegistry().tools;
+
+export const TOOL_NAMES: readonly ToolName[] = ALL_TOOLS.map((tool) => tool.name);
+
+export type ToolPathCheck = { ok: true; paths: Record<string, string> } | { ok: false; arg: string; error: PathOutsideWorkspaceError };
+
+/**
+ * Places every path argument of a call inside the workspace without running it, so the speculation
+ * gate can turn an escaping path into a boundary up front. `paths` maps each given path argument to
+ * its workspace-relative form. A path argument that is not a string, or cannot be checked, fails too.
+ */
+export async function resolveToolPaths(tool: Pick<Tool, 'pathArgs'>, args: ToolArgs, fs: WorkspaceFs): Promise<ToolPathCheck> {
+  const paths: Record<string, string> = {};
+  for (const arg of tool.pathArgs) {
+    const value = args?.[arg];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') return { ok: false, arg, error: new PathOutsideWorkspaceError(String(value), `(argument ${arg}) is not a path`) };
+    try {
+      paths[arg] = await fs.resolve(value);
+    } catch (error) {
+      if (error instanceof PathOutsideWorkspaceError) return { ok: false, arg, error };
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      return { ok: false, arg, error: new PathOutsideWorkspaceError(value, `cannot be checked (${code})`) };
+    }
+  }
+  return { ok: true, paths };
+}
+
+export {
+  agentTool,
+  askUserQuestionTool,
+  editTool,
+  exitPlanModeTool,
+  globTool,
+  grepSearchTool,
+  listDirectoryTool,
+  lspTool,
+  readFileTool,
+  saveMemoryTool,
+  skillTool,
+  todoWriteTool,
+  webSearchTool,
+  writeFileTool,
+};
+export { createShellTool, createWebFetchTool };

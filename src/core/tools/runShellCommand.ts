@@ -1,0 +1,81 @@
+// run_shell_command: a bash command in a workspace directory through context.processRunner, with a
+// timeout and an output cap; the approval scheduler and the speculation gate decide whether it runs.
+import { toAbsolute } from '../fs/paths';
+import type { Tool } from './types';
+import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
+
+export interface ShellToolOptions {
+  /** Default 120 s. */
+  timeoutMs?: number;
+  /** Combined stdout+stderr kept for the model; default 64 KB. */
+  maxOutputBytes?: number;
+}
+
+export const SHELL_DEFAULT_TIMEOUT_MS = 120_000;
+export const SHELL_DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+
+function environment(extra: Record<string, string> | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return { ...env, ...extra };
+}
+
+export function createShellTool(options: ShellToolOptions = {}): Tool {
+  const timeoutMs = options.timeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS;
+  const maxOutputBytes = options.maxOutputBytes ?? SHELL_DEFAULT_MAX_OUTPUT_BYTES;
+  return defineTool({
+    name: 'run_shell_command',
+    kind: 'shell',
+    description:
+      `Runs a bash command (bash -c) in the workspace and returns its exit code and combined output. ` +
+      `directory sets the working directory (inside the workspace; default the root). Stops after ${Math.round(timeoutMs / 1000)} s; ` +
+      `output beyond ${Math.round(maxOutputBytes / 1024)} KB is cut in the middle. Standard input is closed: do not run interactive programs.`,
+    properties: {
+      command: { type: 'string', description: 'The bash command to run.' },
+      description: { type: 'string', description: 'A few words on what the command does, shown to the user (optional).' },
+      directory: { type: 'string', description: 'Working directory, relative to the workspace root (optional).' },
+    },
+    required: ['command'],
+    pathArgs: ['directory'],
+    summarize(args) {
+      const where = typeof args.directory === 'string' && args.directory.trim() !== '' && args.directory.trim() !== '.' ? ` (in ${oneLine(args.directory, 30)})` : '';
+      const what = typeof args.description === 'string' && args.description.trim() !== '' ? args.description : args.command;
+      return `${oneLine(what)}${where}`;
+    },
+    async run(args, { fs, processRunner, shellEnv, signal }) {
+      const command = args.string('command');
+      args.optionalString('description');
+      const requested = args.optionalString('directory');
+      const dir = await fs.resolve(requested ?? '');
+      const info = await fs.stat(dir);
+      if (!info) return failure(`Directory not found: ${displayPath(dir)}. Give an existing directory inside the workspace.`);
+      if (info.type !== 'directory') return failure(`${dir} is a file; directory must be a folder inside the workspace.`);
+      if (!processRunner) return failure('Shell commands are not available here (no process runner is configured).');
+
+      const result = await processRunner.run(command, {
+        cwd: toAbsolute(fs.root, dir),
+        timeoutMs,
+        maxOutputBytes,
+        signal,
+        env: environment(shellEnv),
+      });
+      if (signal?.aborted) return failure('The command was cancelled and everything it started was stopped.');
+
+      const lines: string[] = [];
+      if (result.timedOut) {
+        lines.push(`The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped, with everything it started.`);
+      } else if (result.exitCode !== null) {
+        lines.push(`Exit code: ${result.exitCode}`);
+      } else {
+        lines.push(`The command was ended by signal ${result.signal ?? 'unknown'}.`);
+      }
+      const output = result.output.replace(/\s+$/, '');
+      lines.push(output === '' ? '(no output)' : `Output:\n${output}`);
+      if (result.truncated) lines.push(`[Output was longer than ${Math.round(maxOutputBytes / 1024)} KB; the middle was left out. Redirect to a file and read parts of it, or filter with grep/head/tail.]`);
+      const text = lines.join('\n');
+      return result.exitCode === 0 && !result.timedOut ? success(text) : failure(text);
+    },
+  });
+}
+
+export const runShellCommandTool = createShellTool();

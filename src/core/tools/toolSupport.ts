@@ -1,0 +1,152 @@
+// What every tool shares: reading and checking arguments, placing paths inside the workspace, and
+// turning the errors a tool can meet into results the model can act on (a tool never throws).
+import type { JsonSchema } from '../chat/messages';
+import { FileNotFoundError, PathOutsideWorkspaceError } from '../fs/workspaceFs';
+import type { Tool, ToolArgs, ToolContext, ToolKind, ToolName, ToolResult } from './types';
+
+/** A tool argument of the wrong type or value; becomes a failed result naming the argument. */
+export class ToolArgumentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolArgumentError';
+  }
+}
+
+export function success(output: string, filesChanged?: string[]): ToolResult {
+  return filesChanged ? { ok: true, output, filesChanged } : { ok: true, output };
+}
+
+export function failure(output: string): ToolResult {
+  return { ok: false, output };
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `"${value.length > 40 ? value.slice(0, 40) + '…' : value}"`;
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`;
+}
+
+/** Typed access to a call's arguments; each getter throws ToolArgumentError with a clear message. */
+export class ArgReader {
+  constructor(private readonly tool: string, private readonly args: ToolArgs) {}
+
+  private fail(name: string, expected: string): never {
+    throw new ToolArgumentError(`${this.tool}: argument "${name}" must be ${expected} (got ${describe(this.args[name])}).`);
+  }
+
+  private present(name: string): boolean {
+    return this.args[name] !== undefined && this.args[name] !== null;
+  }
+
+  string(name: string, options: { allowEmpty?: boolean } = {}): string {
+    const value = this.args[name];
+    if (!this.present(name)) throw new ToolArgumentError(`${this.tool}: argument "${name}" is required.`);
+    if (typeof value !== 'string') this.fail(name, 'a string');
+    if (!options.allowEmpty && value.trim() === '') this.fail(name, 'a non-empty string');
+    return value;
+  }
+
+  optionalString(name: string): string | undefined {
+    if (!this.present(name)) return undefined;
+    const value = this.args[name];
+    if (typeof value !== 'string') this.fail(name, 'a string');
+    return value;
+  }
+
+  optionalInteger(name: string, min: number): number | undefined {
+    if (!this.present(name)) return undefined;
+    let value = this.args[name];
+    // Some models send numbers as strings; accept those that are plainly integers.
+    if (typeof value === 'string' && /^\s*-?\d+\s*$/.test(value)) value = Number(value);
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+      this.fail(name, min === 0 ? 'a non-negative integer' : `an integer ≥ ${min}`);
+    }
+    return value;
+  }
+
+  optionalBoolean(name: string): boolean | undefined {
+    if (!this.present(name)) return undefined;
+    const value = this.args[name];
+    if (value === 'true' || value === 'false') return value === 'true';
+    if (typeof value !== 'boolean') this.fail(name, 'true or false');
+    return value;
+  }
+
+  optionalStringArray(name: string): string[] | undefined {
+    if (!this.present(name)) return undefined;
+    const value = this.args[name];
+    if (!Array.isArray(value) || !value.every((item) => typeof item === 'string')) this.fail(name, 'an array of strings');
+    return value as string[];
+  }
+
+  raw(name: string): unknown {
+    return this.args[name];
+  }
+}
+
+/** How a workspace-relative path is shown to the model and the user. */
+export function displayPath(relative: string): string {
+  return relative === '' ? '.' : relative;
+}
+
+/** A short, single-line form of an argument for summaries. */
+export function oneLine(value: unknown, max = 80): string {
+  const text = typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value) ?? '';
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function isAbort(error: unknown, context: ToolContext): boolean {
+  return context.signal?.aborted === true || (error instanceof Error && error.name === 'AbortError');
+}
+
+export interface ToolSpec {
+  name: ToolName;
+  kind: ToolKind;
+  description: string;
+  properties: Record<string, JsonSchema>;
+  required: string[];
+  pathArgs?: readonly string[];
+  summarize(args: ToolArgs): string;
+  run(args: ArgReader, context: ToolContext): Promise<ToolResult>;
+}
+
+/** Builds a Tool whose execute turns every expected error into a failed result. */
+export function defineTool(spec: ToolSpec): Tool {
+  return {
+    name: spec.name,
+    kind: spec.kind,
+    pathArgs: spec.pathArgs ?? [],
+    definition: {
+      type: 'function',
+      function: {
+        name: spec.name,
+        description: spec.description,
+        parameters: { type: 'object', properties: spec.properties, required: spec.required },
+      },
+    },
+    summarize(args: ToolArgs): string {
+      try {
+        return spec.summarize(args ?? {});
+      } catch {
+        return spec.name;
+      }
+    },
+    async execute(args: ToolArgs, context: ToolContext): Promise<ToolResult> {
+      if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+        return failure(`${spec.name}: arguments must be a JSON object.`);
+      }
+      try {
+        if (context.signal?.aborted) return failure(`${spec.name} was cancelled before it ran.`);
+        return await spec.run(new ArgReader(spec.name, args), context);
+      } catch (error) {
+        if (error instanceof ToolArgumentError || error instanceof PathOutsideWorkspaceError) return failure(error.message);
+        if (error instanceof FileNotFoundError) return failure(`${error.message}. Check the path (glob or list_directory can find it).`);
+        if (isAbort(error, context)) return failure(`${spec.name} was cancelled.`);
+        const message = error instanceof Error ? error.message : String(error);
+        return failure(`${spec.name} failed: ${message}`);
+      }
+    },
+  };
+}
