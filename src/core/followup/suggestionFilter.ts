@@ -124,7 +124,7 @@ function isMetaText(text: string): boolean {
 const ERROR_OPENINGS = new RegExp(
   '^(?:' +
     [
-      'api error\\b',
+      'api error(?:$|:|\\s+\\d)',
       '[a-z]*error:', // "Error:", "TypeError:", "APIError:"
       'error \\d{3}\\b',
       '\\d{3} (?:error|bad request|unauthorized|forbidden|not found|too many requests|internal server error|bad gateway|service unavailable|gateway timeout)\\b',
@@ -160,6 +160,8 @@ const TWO_WORD_LABELS =
 function isPrefixedLabel(text: string): boolean {
   // A letter first keeps "/cmd: x" out; whitespace after the colon keeps "http://…" and "localhost:3000" out
   if (/^\p{L}[\p{L}\p{N}_-]*:(?:\s|$)/u.test(text) || TWO_WORD_LABELS.test(text)) return true;
+  // numbered or lettered labels: "Step 1: …", "Option B: …"
+  if (/^\p{L}+ (?:\d+|[A-Z]):(?:\s|$)/u.test(text)) return true;
   // CJK labels use a full-width colon and no space: "建议：运行测试"
   return /^\p{L}{1,4}：/u.test(text);
 }
@@ -187,8 +189,14 @@ function isTooManyWords(text: string): boolean {
  */
 function isMultipleSentences(text: string): boolean {
   const body = text.replace(/^\d+[.)]\s+/, ''); // a list marker is formatting, judged later
-  return /[.…]\s+["'(]?\p{Lu}/u.test(body) || /[!?]+\s+\S/u.test(body) || /[。！？]\s*[^\s。！？」』）)]/u.test(body);
+  for (const match of body.matchAll(/(\S*?)[.…]+\s+["'(]?\p{Lu}/gu)) {
+    if (!ABBREVIATIONS.has((match[1] ?? '').toLowerCase())) return true;
+  }
+  return /[!?]+\s+\S/u.test(body) || /[。！？]\s*[^\s。！？」』）)]/u.test(body);
 }
+
+/** Words whose full stop does not end a sentence: "compare React vs. Vue". */
+const ABBREVIATIONS: ReadonlySet<string> = new Set(['vs', 'e.g', 'i.e', 'etc', 'cf', 'approx', 'dr', 'mr', 'mrs', 'ms', 'st', 'no', 'u.s']);
 
 function hasFormatting(text: string): boolean {
   if (/[\r\n]/.test(text)) return true;
@@ -212,17 +220,18 @@ const EVALUATIVE = proseWords([
 ]);
 
 /** Verdicts that are evaluative only as an opening: "that works, commit" but not "check that works offline". */
-const EVALUATIVE_OPENINGS = /^(?:that works|that worked|it works|that's all|all good|good,)(?![\w-])/i;
+const EVALUATIVE_OPENINGS = /^(?:that works|that worked|it works|that's all|all good|good,|cool,)(?![\w-])/i;
 
 /** How an assistant opens a reply; "let's run tests" is a user's phrase and stays. */
 const AI_OPENINGS =
-  /^(?:let me\b|i'll\b|i will\b|i've\b|i have (?:made|updated|added|fixed|created|completed|finished)\b|i'm\b|i am\b|i can\b|i could\b|i'd (?:suggest|recommend|be)\b|i would (?:suggest|recommend|be)\b|i notice\b|here's\b|here is\b|here are\b|you should\b|you can\b|you could\b|you might\b|you may\b|you'll\b|you will\b|this will\b|happy to\b|glad to\b|as an ai\b)/;
+  /^(?:let me\b|i'll\b|i will\b|i've\b|i have (?:made|updated|added|fixed|created|completed|finished)\b|i'm\b|i am\b|i can\b|i could\b|i'd (?:suggest|recommend|be)\b|i would (?:suggest|recommend|be)\b|i notice\b|here's\b|here is\b|here are\b|you should\b|you can\b|you could\b|you might\b|you may\b|you'll\b|you will\b|this will\b|happy to\b|glad to\b|as an ai\b|here you go\b|should i\b|shall i\b|do you want\b|would you like\b|want me to\b)/;
 
 function isAiVoice(text: string): boolean {
   const lower = foldQuotes(text).trim().toLowerCase();
   if (AI_OPENINGS.test(lower)) return true;
-  // "Sure, go ahead" is a user's reply; "Sure, I'll run them" is the assistant answering
-  const afterInterjection = /^(?:sure|okay|ok|alright|got it|understood|yes|certainly|of course|absolutely)[,!.]\s*(.*)$/.exec(lower);
+  // "Sure, go ahead" is a user's reply; "Sure, I'll run them" and "Now let me…" are the assistant
+  const afterInterjection =
+    /^(?:sure|okay|ok|alright|got it|understood|yes|certainly|of course|absolutely|great|now|next|first|then)(?:[,!.]\s*|\s+)(.*)$/.exec(lower);
   return afterInterjection !== null && AI_OPENINGS.test(afterInterjection[1] ?? '');
 }
 

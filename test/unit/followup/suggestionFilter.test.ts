@@ -26,11 +26,11 @@ const CASES: Record<FilterReason, { caught: string[]; kept: string[] }> = {
       'Error: connection reset', 'TypeError: x is not a function', 'Rate limit exceeded', '429 Too Many Requests',
       'Internal server error', 'network error', 'context length exceeded',
     ],
-    kept: ['error handling for login', 'rate limit the login endpoint', 'add error logging', 'handle request timeouts'],
+    kept: ['error handling for login', 'add api error handling', 'rate limit the login endpoint', 'add error logging', 'handle request timeouts'],
   },
   prefixed_label: {
-    caught: ['Suggestion: run the tests', 'fix: the typo in main', 'Next: commit it', 'User: run the tests', 'Next step: push it', '建议：运行测试'],
-    kept: ['/cmd: do it', 'open http://localhost:3000 now', 'fix localhost:3000 redirect', 'https://example.com is down'],
+    caught: ['Suggestion: run the tests', 'fix: the typo in main', 'Next: commit it', 'User: run the tests', 'Next step: push it', 'Step 1: run the tests', 'Option B: refactor it', '建议：运行测试'],
+    kept: ['/cmd: do it', 'open http://localhost:3000 now', 'fix localhost:3000 redirect', 'https://example.com is down', 'README.md: fix the typo'],
   },
   too_few_words: {
     caught: ['foo', 'refactor', 'done.', '', '/', '测'],
@@ -50,7 +50,7 @@ const CASES: Record<FilterReason, { caught: string[]; kept: string[] }> = {
   },
   multiple_sentences: {
     caught: ['Run the tests. Then commit', 'fix it. Push after', 'really? do it', 'yes! go ahead', 'bump to 1.2.3. Then tag it', '好的。运行测试'],
-    kept: ['run the tests. then commit', "let's run tests", 'update README.md', 'bump to 1.2.3', 'run the tests.', 'is it green?', '运行测试。'],
+    kept: ['run the tests. then commit', "let's run tests", 'update README.md', 'bump to 1.2.3', 'run the tests.', 'is it green?', '运行测试。', 'compare React vs. Vue', 'use e.g. Jest for it'],
   },
   has_formatting: {
     caught: ['run the tests\nthen commit', 'run **all** the tests', 'run __all the__ tests', '- run the tests', '# run tests', '1. run the tests', '1. Run the tests', '```npm test```', 'see [docs](http://x.y)', '> run tests'],
@@ -58,11 +58,11 @@ const CASES: Record<FilterReason, { caught: string[]; kept: string[] }> = {
   },
   evaluative: {
     caught: ['thanks, commit it', 'looks good', 'thank you, push', 'perfect, now push', 'great, run the tests', 'awesome work there', 'LGTM merge it', 'nice, ship it', 'that works, commit it'],
-    kept: ['fix the perfect-hash bug', 'rename greatest_common_divisor', 'check that works offline', 'make sure it works on windows', 'use perfect_hash module'],
+    kept: ['fix the perfect-hash bug', 'rename greatest_common_divisor', 'check that works offline', 'make sure it works on windows', 'use perfect_hash module', 'cool down the cache'],
   },
   ai_voice: {
-    caught: ["Let me run the tests", "I'll run the tests", 'I\u2019ll run the tests', 'I will commit this', "Here's the fix", 'You should run the tests', 'You can run it now', 'I can add tests', 'Sure, I\u2019ll do it', 'Of course, let me check'],
-    kept: ["let's run tests", 'Sure, go ahead', 'go ahead and commit', 'add tests for it'],
+    caught: ["Let me run the tests", "I'll run the tests", 'I\u2019ll run the tests', 'I will commit this', "Here's the fix", 'You should run the tests', 'You can run it now', 'I can add tests', 'Sure, I\u2019ll do it', 'Of course, let me check', 'Now let me run the tests', 'Should I run the tests?', 'Would you like me to commit'],
+    kept: ["let's run tests", 'Sure, go ahead', 'now run the tests', 'first, run the tests', 'go ahead and commit', 'add tests for it'],
   },
 };
 
