@@ -1,6 +1,6 @@
 // Predicts the user's next input with one forked model call, then filters it (suggestionFilter).
 // The fork is injected: the session passes one that reuses the main chat's cached prefix.
-import type { ChatMessage } from '../chat/messages';
+import type { AssistantMessage, ChatMessage } from '../chat/messages';
 import type { Usage } from '../llm/llmClient';
 import { filterSuggestion, type FilterReason } from './suggestionFilter';
 
@@ -39,6 +39,19 @@ export type ForkRunner = (
   extraMessages: ChatMessage[],
   signal: AbortSignal,
 ) => Promise<{ text: string; toolCallsIgnored: number; usage: Usage }>;
+
+/**
+ * A ForkRunner over a forked query that returns the assistant message (runForkedQuery's shape):
+ * the text is the reply, and tool calls in it are counted, never executed.
+ */
+export function forkRunnerFromQuery(
+  query: (extraMessages: ChatMessage[], signal: AbortSignal) => Promise<{ message: AssistantMessage; usage: Usage }>,
+): ForkRunner {
+  return async (extraMessages, signal) => {
+    const { message, usage } = await query(extraMessages, signal);
+    return { text: message.content ?? '', toolCallsIgnored: message.tool_calls?.length ?? 0, usage };
+  };
+}
 
 /** Why no call was made at all. */
 export type SuppressReason = 'disabled' | 'approval_pending' | 'last_turn_failed' | 'plan_mode' | 'user_typing' | 'too_early';

@@ -5,6 +5,7 @@ import type { Usage } from '../../../src/core/llm/llmClient';
 import {
   SUGGESTION_PROMPT,
   countAnsweredTurns,
+  forkRunnerFromQuery,
   generateSuggestion,
   parseSuggestionReply,
   type ForkRunner,
@@ -81,6 +82,19 @@ describe('suggestionGenerator', () => {
       const { fork } = scriptedFork('', 1);
       assert.deepEqual(await generate(fork), { kind: 'silent', usage: USAGE, toolCallsIgnored: 1 });
     });
+  });
+
+  it('forkRunnerFromQuery reads the assistant message and counts its tool calls without running them', async () => {
+    const seen: ChatMessage[][] = [];
+    const fork = forkRunnerFromQuery(async (extraMessages) => {
+      seen.push(extraMessages);
+      return {
+        message: { role: 'assistant', content: 'commit this', tool_calls: [{ id: 't', type: 'function', function: { name: 'shell', arguments: '{"command":"git commit"}' } }] },
+        usage: USAGE,
+      };
+    });
+    assert.deepEqual(await generate(fork), { kind: 'suggestion', suggestion: 'commit this', usage: USAGE, toolCallsIgnored: 1 });
+    assert.deepEqual(seen, [[{ role: 'user', content: SUGGESTION_PROMPT }]]);
   });
 
   describe('suppression: no call at all', () => {
