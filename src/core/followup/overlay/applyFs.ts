@@ -1,0 +1,134 @@
+// The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
+// real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
+import { constants } from 'node:fs';
+import { copyFile, lstat, mkdir, open, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+
+export interface ApplyFsStat {
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mtimeMs: number;
+  mode: number;
+  uid: number;
+}
+
+export interface ApplyFs {
+  readFile(absolute: string): Promise<Uint8Array>;
+  /** Does not follow a final symlink; undefined when nothing is there. */
+  lstat(absolute: string): Promise<ApplyFsStat | undefined>;
+  /**
+   * Creates `destination` (which must not exist) as a copy of `source`, sets `mode` when given,
+   * and flushes it to disk before resolving.
+   */
+  copyDurable(source: string, destination: string, mode: number | undefined): Promise<void>;
+  /** Creates `destination` (which must not exist) with `data` and flushes it to disk. */
+  writeDurable(destination: string, data: Uint8Array | string): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file; resolves quietly when it is already gone. */
+  unlink(absolute: string): Promise<void>;
+  /** Creates one directory level; resolves quietly when it already exists. */
+  mkdir(absolute: string): Promise<void>;
+  /** Removes an empty directory; false when it was not empty or not there. */
+  rmdirIfEmpty(absolute: string): Promise<boolean>;
+  /** Names of a directory's entries with their types (symlinks are not followed). */
+  readdir(absolute: string): Promise<{ name: string; type: ApplyFsStat['type'] }[]>;
+  /** Makes a directory's entries (renames, creations) durable. */
+  fsyncDirectory(absolute: string): Promise<void>;
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+async function flush(path: string, mode: number | undefined): Promise<void> {
+  // Read-only is enough for fchmod and fsync, and works when the new mode forbids writing.
+  const handle = await open(path, 'r');
+  try {
+    if (mode !== undefined) await handle.chmod(mode);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The real implementation on node:fs. */
+export const nodeApplyFs: ApplyFs = {
+  async readFile(absolute) {
+    return readFile(absolute);
+  },
+  async lstat(absolute) {
+    try {
+      const info = await lstat(absolute);
+      const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
+      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  },
+  async copyDurable(source, destination, mode) {
+    // COPYFILE_EXCL: never clobber something that appeared under the temp name.
+    await copyFile(source, destination, constants.COPYFILE_EXCL);
+    try {
+      await flush(destination, mode);
+    } catch (error) {
+      await unlink(destination).catch(() => undefined);
+      throw error;
+    }
+  },
+  async writeDurable(destination, data) {
+    const handle = await open(destination, 'wx');
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  },
+  async rename(from, to) {
+    await rename(from, to);
+  },
+  async unlink(absolute) {
+    try {
+      await unlink(absolute);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  },
+  async mkdir(absolute) {
+    try {
+      await mkdir(absolute);
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+  },
+  async rmdirIfEmpty(absolute) {
+    try {
+      await rmdir(absolute);
+      return true;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT' || code === 'ENOTDIR') return false;
+      throw error;
+    }
+  },
+  async readdir(absolute) {
+    const entries = await readdir(absolute, { withFileTypes: true });
+    return entries.map((entry) => ({
+      name: entry.name,
+      type: entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other',
+    }));
+  },
+  async fsyncDirectory(absolute) {
+    const handle = await open(absolute, 'r');
+    try {
+      await handle.sync();
+    } catch (error) {
+      // Some file systems refuse fsync on directories; the renames are still atomic there.
+      if (errorCode(error) !== 'EINVAL' && errorCode(error) !== 'EISDIR' && errorCode(error) !== 'EPERM') throw error;
+    } finally {
+      await handle.close();
+    }
+  },
+};
+
+export { errorCode };

@@ -1,0 +1,103 @@
+// The write-ahead journal of one accept: which files are staged as temps beside their targets and
+// whether the commit point was passed, so the next start can roll an interrupted accept forward or back.
+import * as path from 'node:path';
+import type { ApplyFs } from './applyFs';
+
+export const JOURNAL_FILE = 'apply-journal.json';
+const JOURNAL_TEMP = `${JOURNAL_FILE}.tmp`;
+
+/** What the real file held when the accept checked it; recovery only proceeds if it still does. */
+export type FileExpectation = { exists: false } | { exists: true; sha256: string; size: number };
+
+export interface JournalStep {
+  /** Workspace-relative POSIX path of the real file. */
+  path: string;
+  action: 'write' | 'delete';
+  /** Workspace-relative temp file beside `path` holding the new content (write steps only). */
+  temp?: string;
+  expect: FileExpectation;
+}
+
+export interface ApplyJournal {
+  version: 1;
+  /** Realpath of the workspace, so recovery knows where the paths live. */
+  workspaceRoot: string;
+  overlayId: string;
+  /** 'staging': temps may be incomplete → roll back. 'committing': all temps are durable → roll forward. */
+  phase: 'staging' | 'committing';
+  steps: JournalStep[];
+  /** Directories the accept created for new files (parents first), removed again on roll back. */
+  createdDirs: string[];
+}
+
+const TEMP_NAME = /^\..+\.speculate-[0-9a-f]{16}\.tmp$/;
+
+/** The temp name for `target`: hidden, beside it (same directory → same file system → atomic rename). */
+export function tempPathFor(target: string, token: string): string {
+  const dir = path.posix.dirname(target);
+  const name = `.${path.posix.basename(target)}.speculate-${token}.tmp`;
+  return dir === '.' ? name : `${dir}/${name}`;
+}
+
+/** True when `temp` is a temp this module would have named for `target`. */
+export function isTempFor(target: string, temp: string): boolean {
+  return path.posix.dirname(temp) === path.posix.dirname(target) && TEMP_NAME.test(path.posix.basename(temp)) && path.posix.basename(temp).startsWith(`.${path.posix.basename(target)}.`);
+}
+
+export async function writeJournal(fs: ApplyFs, overlayDir: string, journal: ApplyJournal): Promise<void> {
+  const temp = path.join(overlayDir, JOURNAL_TEMP);
+  await fs.unlink(temp);
+  await fs.writeDurable(temp, JSON.stringify(journal));
+  await fs.rename(temp, path.join(overlayDir, JOURNAL_FILE));
+  await fs.fsyncDirectory(overlayDir);
+}
+
+export async function removeJournal(fs: ApplyFs, overlayDir: string): Promise<void> {
+  await fs.unlink(path.join(overlayDir, JOURNAL_TEMP));
+  await fs.unlink(path.join(overlayDir, JOURNAL_FILE));
+  await fs.fsyncDirectory(overlayDir);
+}
+
+function isExpectation(value: unknown): value is FileExpectation {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  if (v.exists === false) return true;
+  return v.exists === true && typeof v.sha256 === 'string' && typeof v.size === 'number';
+}
+
+function isRelativePosix(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') && !value.split('/').some((part) => part === '..' || part === '' || part === '.');
+}
+
+function isStep(value: unknown): value is JournalStep {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  if (!isRelativePosix(v.path) || !isExpectation(v.expect)) return false;
+  if (v.action === 'delete') return v.temp === undefined;
+  return v.action === 'write' && isRelativePosix(v.temp) && isTempFor(v.path, v.temp);
+}
+
+/** Parses a journal; undefined when the text is not one this module wrote (then it is not acted on). */
+export function parseJournal(text: string): ApplyJournal | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const valid =
+    v.version === 1 &&
+    typeof v.workspaceRoot === 'string' &&
+    path.isAbsolute(v.workspaceRoot) &&
+    typeof v.overlayId === 'string' &&
+    (v.phase === 'staging' || v.phase === 'committing') &&
+    Array.isArray(v.steps) &&
+    v.steps.every(isStep) &&
+    Array.isArray(v.createdDirs) &&
+    v.createdDirs.every(isRelativePosix);
+  return valid ? (value as ApplyJournal) : undefined;
+}
+
+export { JOURNAL_TEMP };

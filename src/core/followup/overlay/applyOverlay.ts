@@ -1,0 +1,343 @@
+// Accepting an overlay: check every touched file against the real one, then replace the rest
+// atomically (temp beside the target + fsync + rename) under a journal that survives a crash.
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
+import { errorCode, type ApplyFs, type ApplyFsStat } from './applyFs';
+import { removeJournal, tempPathFor, writeJournal, type ApplyJournal, type FileExpectation, type JournalStep } from './applyJournal';
+import { isAtOrBelow, sha256, type OverlayEntry } from './entries';
+
+export type ConflictReason =
+  /** The real file changed after the overlay first touched it. */
+  | 'modified'
+  /** The real file was deleted after the overlay edited it. */
+  | 'deleted'
+  /** A file appeared in the workspace where the overlay creates one. */
+  | 'created'
+  /** The path now leads outside the workspace (e.g. a folder was swapped for a symlink). */
+  | 'outside-workspace'
+  /** The path now resolves elsewhere inside the workspace through a symlink. */
+  | 'path-changed'
+  /** Something other than a file (a folder) is at the path now. */
+  | 'not-a-file'
+  /** A file sits where one of the path's folders should be. */
+  | 'blocked';
+
+export interface Conflict {
+  /** Workspace-relative POSIX path. */
+  path: string;
+  reason: ConflictReason;
+  /** Says what happened and what the user can do; never mentions the overlay's location. */
+  message: string;
+  /** Whether forcing this file (Overwrite) is possible; false for unsafe paths. */
+  canOverwrite: boolean;
+}
+
+export interface ApplyResult {
+  /** Paths whose real file now holds the speculation's version (or is deleted as it asked). */
+  applied: string[];
+  /** Paths left untouched; the caller decides (overwrite with force, or keep the user's file). */
+  conflicts: Conflict[];
+}
+
+/** Observes progress; a throw from it stops the accept on the spot, like a crash (tests only). */
+export type ApplyStepHook = (event: { phase: 'staged' | 'committed'; path: string; index: number }) => void;
+
+export interface ApplyInput {
+  root: string;
+  overlayId: string;
+  overlayDir: string;
+  entries: ReadonlyMap<string, OverlayEntry>;
+  /** Folders the overlay deleted; emptied ones are removed after the files. */
+  deletedDirs: readonly string[];
+  blobPath(blob: string): string;
+  overwrite: ReadonlySet<string>;
+  fs: ApplyFs;
+  onStep?: ApplyStepHook;
+}
+
+/** An accept that could not finish; names the files and says what did get applied. */
+export class OverlayApplyError extends Error {
+  constructor(
+    message: string,
+    /** The first file that failed. */
+    readonly path: string,
+    readonly applied: string[],
+    readonly failed: { path: string; code: string }[],
+    readonly conflicts: Conflict[],
+  ) {
+    super(message);
+    this.name = 'OverlayApplyError';
+  }
+}
+
+function conflictMessage(file: string, reason: ConflictReason, deleting: boolean): string {
+  switch (reason) {
+    case 'modified':
+      return deleting
+        ? `"${file}" was changed in the workspace after the speculation decided to delete it; your file was kept. Choose Overwrite to delete it anyway, or Keep mine.`
+        : `"${file}" was changed in the workspace after the speculation edited it; your version was kept. Compare the two, then choose Overwrite or Keep mine.`;
+    case 'deleted':
+      return `"${file}" was deleted in the workspace after the speculation edited it; nothing was written. Choose Overwrite to restore the speculation's version, or Keep mine.`;
+    case 'created':
+      return `"${file}" was created in the workspace while the speculation created its own; your file was kept. Compare the two, then choose Overwrite or Keep mine.`;
+    case 'outside-workspace':
+      return `"${file}" now leads outside the workspace (a folder on its path was replaced by a symlink); it was not written. Restore the folder and accept again, or discard this file.`;
+    case 'path-changed':
+      return `"${file}" now leads to a different place through a symlink; it was not written. Restore the folder and accept again, or discard this file.`;
+    case 'not-a-file':
+      return `"${file}" is now a folder in the workspace; it was not replaced. Move the folder away and accept again, or discard this file.`;
+    case 'blocked':
+      return `A file in the workspace is in the way of "${file}" (one of its folders is a file now); it was not written. Move that file away and accept again, or discard this file.`;
+  }
+}
+
+function conflict(file: string, reason: ConflictReason, deleting: boolean): Conflict {
+  const canOverwrite = reason === 'modified' || reason === 'deleted' || reason === 'created';
+  return { path: file, reason, message: conflictMessage(file, reason, deleting), canOverwrite };
+}
+
+/** What checking needs: where the workspace is and how to read it. */
+export type CheckInput = Pick<ApplyInput, 'root' | 'fs'>;
+
+type Check =
+  | { ok: false; conflict: Conflict }
+  | { ok: true; done: boolean; expect: FileExpectation; seen: ApplyFsStat | undefined; missingDirs: string[] };
+
+/** Re-places a path with the symlink-aware check; a reason when it no longer lands on itself. */
+async function placeAgain(root: string, file: string): Promise<ConflictReason | undefined> {
+  try {
+    return (await resolveInsideWorkspace(root, file)) === file ? undefined : 'path-changed';
+  } catch {
+    return 'outside-workspace';
+  }
+}
+
+/** Folders above `file` that do not exist yet (parents first), or 'blocked' when a file is in the way. */
+async function missingParents(input: CheckInput, file: string): Promise<string[] | 'blocked'> {
+  const missing: string[] = [];
+  for (let dir = path.posix.dirname(file); dir !== '.' && dir !== ''; dir = path.posix.dirname(dir)) {
+    const info = await input.fs.lstat(toAbsolute(input.root, dir));
+    if (info?.type === 'directory') break;
+    if (info) return 'blocked';
+    missing.unshift(dir);
+  }
+  return missing;
+}
+
+async function hashOf(input: CheckInput, file: string): Promise<string> {
+  return sha256(await input.fs.readFile(toAbsolute(input.root, file)));
+}
+
+/** Compares the real file now with what the overlay recorded; `force` skips the comparison only. */
+async function check(input: CheckInput, file: string, entry: OverlayEntry, force: boolean): Promise<Check> {
+  const deleting = entry.kind === 'deleted';
+  const unsafe = await placeAgain(input.root, file);
+  if (unsafe) return { ok: false, conflict: conflict(file, unsafe, deleting) };
+  const real = await input.fs.lstat(toAbsolute(input.root, file));
+  if (real && real.type !== 'file') return { ok: false, conflict: conflict(file, 'not-a-file', deleting) };
+  const missingDirs = deleting ? [] : await missingParents(input, file);
+  if (missingDirs === 'blocked') return { ok: false, conflict: conflict(file, 'blocked', deleting) };
+
+  const realHash = real ? await hashOf(input, file) : undefined;
+  const expect: FileExpectation = real && realHash ? { exists: true, sha256: realHash, size: real.size } : { exists: false };
+  const ok = (done: boolean): Check => ({ ok: true, done, expect, seen: real, missingDirs });
+  // Already as the speculation wants it (e.g. a re-run after a partial accept): nothing to write.
+  if (entry.kind === 'written' && realHash === entry.sha256 && real?.size === entry.size) return ok(true);
+  if (entry.kind === 'deleted' && !real) return ok(true);
+  if (force) return ok(false);
+
+  const base = entry.base;
+  if (!base.exists) return real ? { ok: false, conflict: conflict(file, 'created', deleting) } : ok(false);
+  if (!real) return { ok: false, conflict: conflict(file, 'deleted', deleting) };
+  if (real.size !== base.size || realHash !== base.sha256) return { ok: false, conflict: conflict(file, 'modified', deleting) };
+  return ok(false);
+}
+
+/** True when the real file still holds what `check` saw (cheap unless size or mtime moved). */
+async function unchangedSinceCheck(input: CheckInput, file: string, seen: ApplyFsStat | undefined, expect: FileExpectation): Promise<boolean> {
+  const now = await input.fs.lstat(toAbsolute(input.root, file));
+  if (!expect.exists) return now === undefined;
+  if (!now || now.type !== 'file' || now.size !== expect.size) return false;
+  if (seen && now.mtimeMs === seen.mtimeMs) return true;
+  return (await hashOf(input, file)) === expect.sha256;
+}
+
+/** The conflicts an accept would report right now, without writing anything. */
+export async function findConflicts(input: CheckInput, entries: ReadonlyMap<string, OverlayEntry>): Promise<Conflict[]> {
+  const conflicts: Conflict[] = [];
+  for (const [file, entry] of entries) {
+    const result = await check(input, file, entry, false);
+    if (!result.ok) conflicts.push(result.conflict);
+  }
+  return conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+interface PlannedStep extends JournalStep {
+  entry: OverlayEntry;
+  seen: ApplyFsStat | undefined;
+}
+
+function describeCode(error: unknown): string {
+  return errorCode(error) ?? (error instanceof Error ? error.name : 'unknown error');
+}
+
+async function rollBackStaging(input: ApplyInput, staged: PlannedStep[], createdDirs: string[]): Promise<void> {
+  for (const step of staged) {
+    if (step.temp) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
+  }
+  for (const dir of [...createdDirs].reverse()) await input.fs.rmdirIfEmpty(toAbsolute(input.root, dir)).catch(() => false);
+  await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
+}
+
+/** Removes the emptied folders below (and including) each deleted folder; never follows symlinks. */
+async function removeEmptiedDirs(input: ApplyInput, kept: readonly string[]): Promise<void> {
+  const removeTree = async (dir: string): Promise<void> => {
+    const entries = await input.fs.readdir(toAbsolute(input.root, dir)).catch(() => []);
+    for (const entry of entries) if (entry.type === 'directory') await removeTree(`${dir}/${entry.name}`);
+    await input.fs.rmdirIfEmpty(toAbsolute(input.root, dir));
+  };
+  const deepestFirst = [...input.deletedDirs].sort((a, b) => b.split('/').length - a.split('/').length);
+  for (const dir of deepestFirst) {
+    if (dir === '' || kept.some((file) => isAtOrBelow(dir, file))) continue;
+    if ((await placeAgain(input.root, dir)) !== undefined) continue;
+    if ((await input.fs.lstat(toAbsolute(input.root, dir)))?.type !== 'directory') continue;
+    await removeTree(dir).catch(() => undefined);
+  }
+}
+
+/**
+ * Applies the overlay's entries to the real workspace.
+ *
+ * Failure policy: a failure while staging (before the commit point) removes every temp and leaves
+ * the workspace exactly as it was, then throws OverlayApplyError naming the file. A failure while
+ * committing (a rename or unlink refused) does not stop the other files, which are fully staged and
+ * independent: they are committed, and OverlayApplyError then names the failed files and lists the
+ * applied ones; each failed file keeps the user's version. A crash anywhere leaves the journal, and
+ * recovery rolls staging back or committing forward.
+ */
+export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
+  const conflicts: Conflict[] = [];
+  const applied: string[] = [];
+  const plan: PlannedStep[] = [];
+  const createdDirs = new Set<string>();
+  for (const [file, entry] of [...input.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const result = await check(input, file, entry, input.overwrite.has(file));
+    if (!result.ok) {
+      conflicts.push(result.conflict);
+    } else if (result.done) {
+      applied.push(file);
+    } else {
+      result.missingDirs.forEach((dir) => createdDirs.add(dir));
+      const action = entry.kind === 'written' ? 'write' : 'delete';
+      const temp = action === 'write' ? tempPathFor(file, randomBytes(8).toString('hex')) : undefined;
+      plan.push({ path: file, action, temp, expect: result.expect, entry, seen: result.seen });
+    }
+  }
+  if (plan.length === 0) {
+    await removeEmptiedDirs(input, conflicts.map((c) => c.path));
+    return { applied, conflicts };
+  }
+
+  const dirs = [...createdDirs].sort((a, b) => a.split('/').length - b.split('/').length);
+  const journal: ApplyJournal = {
+    version: 1,
+    workspaceRoot: input.root,
+    overlayId: input.overlayId,
+    phase: 'staging',
+    steps: plan.map(({ path: p, action, temp, expect }) => (temp ? { path: p, action, temp, expect } : { path: p, action, expect })),
+    createdDirs: dirs,
+  };
+
+  // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
+  const staged: PlannedStep[] = [];
+  let current = plan[0].path;
+  try {
+    await writeJournal(input.fs, input.overlayDir, journal);
+    for (const dir of dirs) {
+      current = dir;
+      await input.fs.mkdir(toAbsolute(input.root, dir));
+    }
+  } catch (error) {
+    await rollBackStaging(input, staged, dirs);
+    throw stagingError(current, error, applied, conflicts);
+  }
+  const commit: PlannedStep[] = [];
+  for (const [index, step] of plan.entries()) {
+    // Re-placed right before writing: a folder swapped for a symlink since the check must not lead out.
+    const unsafe = await placeAgain(input.root, step.path);
+    if (unsafe) {
+      conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
+      continue;
+    }
+    commit.push(step);
+    if (step.entry.kind !== 'written' || !step.temp) continue;
+    try {
+      await input.fs.copyDurable(input.blobPath(step.entry.blob), toAbsolute(input.root, step.temp), step.entry.mode);
+      staged.push(step);
+    } catch (error) {
+      await rollBackStaging(input, staged, dirs);
+      throw stagingError(step.path, error, applied, conflicts);
+    }
+    input.onStep?.({ phase: 'staged', path: step.path, index });
+  }
+  try {
+    const committing = new Set(commit);
+    await writeJournal(input.fs, input.overlayDir, { ...journal, phase: 'committing', steps: journal.steps.filter((_, i) => committing.has(plan[i])) });
+  } catch (error) {
+    await rollBackStaging(input, staged, dirs);
+    throw stagingError(plan[0].path, error, applied, conflicts);
+  }
+
+  // Committing: each rename replaces one whole file; a late change by the user still wins.
+  const failed: { path: string; code: string }[] = [];
+  const touchedDirs = new Set<string>();
+  for (const [index, step] of commit.entries()) {
+    const target = toAbsolute(input.root, step.path);
+    try {
+      const unsafe = await placeAgain(input.root, step.path);
+      if (unsafe) {
+        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
+      } else if (!(await unchangedSinceCheck(input, step.path, step.seen, step.expect))) {
+        conflicts.push(conflict(step.path, step.expect.exists ? 'modified' : 'created', step.action === 'delete'));
+      } else {
+        if (step.temp) await input.fs.rename(toAbsolute(input.root, step.temp), target);
+        else await input.fs.unlink(target);
+        applied.push(step.path);
+        touchedDirs.add(path.dirname(target));
+      }
+    } catch (error) {
+      failed.push({ path: step.path, code: describeCode(error) });
+    }
+    if (step.temp && !applied.includes(step.path)) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
+    input.onStep?.({ phase: 'committed', path: step.path, index });
+  }
+  for (const dir of touchedDirs) await input.fs.fsyncDirectory(dir).catch(() => undefined);
+  // A journal left behind is harmless: its temps are gone and every step re-checks its expectation.
+  await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
+  await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
+
+  if (failed.length > 0) {
+    const first = failed[0];
+    const others = failed.length > 1 ? ` and ${failed.length - 1} more file(s)` : '';
+    throw new OverlayApplyError(
+      `Accepting the speculation failed for "${first.path}" (${first.code})${others}; ${applied.length} other file(s) were applied and the failed ones keep your version. Check that they are writable, then accept again.`,
+      first.path,
+      applied,
+      failed,
+      conflicts,
+    );
+  }
+  return { applied, conflicts };
+}
+
+function stagingError(file: string, error: unknown, applied: string[], conflicts: Conflict[]): OverlayApplyError {
+  const code = describeCode(error);
+  return new OverlayApplyError(
+    `Accepting the speculation failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then accept again.`,
+    file,
+    applied,
+    [{ path: file, code }],
+    conflicts,
+  );
+}

@@ -1,0 +1,644 @@
+// The copy-on-write overlay a speculation writes into: a WorkspaceFs over the real one whose writes
+// land in `<tmp>/speculate/<pid>/<id>/` and whose reads, listings and searches show the merged view.
+import { randomUUID } from 'node:crypto';
+import { lstat, mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { IgnoreStack, parseGitignore } from '../fs/gitignore';
+import { globToRegExp, literalPrefix } from '../fs/globMatch';
+import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from '../fs/textSearch';
+import { ALWAYS_SKIPPED_DIRS, comparePaths, joinPath } from '../fs/treeWalk';
+import {
+  FileNotFoundError,
+  PathOutsideWorkspaceError,
+  type DirEntry,
+  type FileStat,
+  type GlobOptions,
+  type SearchMatch,
+  type SearchOptions,
+  type WorkspaceFs,
+} from '../fs/workspaceFs';
+import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
+import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict } from './overlay/applyOverlay';
+import { isAtOrBelow, isBelow, kindOf, sha256, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
+import { ReadWriteLock } from './overlay/readWriteLock';
+import { OVERLAY_PARENT } from './overlay/recovery';
+
+export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict, type ConflictReason } from './overlay/applyOverlay';
+export { cleanupStaleOverlays, isProcessAlive, recoverInterruptedApplies, type RecoveryOutcome, type StaleCleanupReport } from './overlay/recovery';
+export type { ApplyFs } from './overlay/applyFs';
+export type { WrittenKind } from './overlay/entries';
+
+/** Mode reported for files the speculation created (the real one gets the default mode on accept). */
+const NEW_FILE_MODE = 0o644;
+const DIRECTORY_MODE = 0o755;
+const DEFAULT_GLOB_LIMIT = 100_000;
+const DEFAULT_SEARCH_LIMIT = 10_000;
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+
+export interface OverlayFsOptions {
+  /** The real workspace; reads fall through to it and accept writes to its root. */
+  base: WorkspaceFs;
+  /** Where `speculate/<pid>/<id>/` is created; defaults to the OS temp folder. */
+  tmpRoot?: string;
+  /** Names the overlay folder; defaults to a random UUID. */
+  id?: string;
+  /** Defaults to this process; stale cleanup removes folders of pids that no longer run. */
+  pid?: number;
+  /** Disk operations of accept; tests inject faults here. */
+  applyFs?: ApplyFs;
+  /** Called after each staged and committed file of an accept; a throw acts like a crash (tests). */
+  onApplyStep?: ApplyStepHook;
+}
+
+export interface WrittenFile {
+  path: string;
+  kind: WrittenKind;
+}
+
+export interface Disposable {
+  dispose(): void;
+}
+
+/** The overlay's own storage failed; names the workspace path, never the overlay's location. */
+export class OverlayStorageError extends Error {
+  constructor(readonly path: string, action: string, code: string) {
+    super(`The speculation could not ${action} its copy of "${path}" (${code}); discard the speculation and run the prompt again.`);
+    this.name = 'OverlayStorageError';
+  }
+}
+
+/** The overlay was cleaned up (accepted or aborted) and can no longer be used. */
+export class OverlayDiscardedError extends Error {
+  constructor() {
+    super('This speculation was already discarded; its files are no longer available. Run the prompt again.');
+    this.name = 'OverlayDiscardedError';
+  }
+}
+
+function codeOf(error: unknown): string {
+  return (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
+}
+
+function ancestorsOf(file: string): string[] {
+  const parts = file.split('/');
+  return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
+}
+
+async function ensurePrivateDirectory(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const info = await lstat(dir);
+  const ownedByUs = typeof process.getuid !== 'function' || info.uid === process.getuid();
+  if (!info.isDirectory() || !ownedByUs) {
+    throw new Error(`The folder for speculations (${dir}) is a symlink or belongs to another user, so writes could not be kept private. Remove it or point TMPDIR at a private folder.`);
+  }
+}
+
+/**
+ * A WorkspaceFs whose writes stay in a private overlay folder until accepted. `root` and every
+ * path it takes or returns are the real workspace's: tools run against it unchanged, and no overlay
+ * path reaches the model, the history, or the UI.
+ */
+export class OverlayFs implements WorkspaceFs {
+  readonly root: string;
+  private readonly entries = new Map<string, OverlayEntry>();
+  /** Base folders deleted in the overlay; they and what is below them are hidden. */
+  private readonly deletedDirs = new Set<string>();
+  private readonly listeners = new Set<(paths: string[]) => void>();
+  private readonly lock = new ReadWriteLock();
+  private readonly applyFs: ApplyFs;
+  private blobCount = 0;
+  private discarded = false;
+
+  private constructor(
+    private readonly base: WorkspaceFs,
+    readonly id: string,
+    /** The overlay folder; for the engine's own use, never to be shown. */
+    readonly dir: string,
+    private readonly options: OverlayFsOptions,
+  ) {
+    this.root = base.root;
+    this.applyFs = options.applyFs ?? nodeApplyFs;
+  }
+
+  static async create(options: OverlayFsOptions): Promise<OverlayFs> {
+    const id = options.id ?? randomUUID();
+    if (!SAFE_ID.test(id)) throw new Error(`"${id}" cannot name a speculation; use letters, digits, "-", "_" or ".".`);
+    const parent = path.join(options.tmpRoot ?? os.tmpdir(), OVERLAY_PARENT);
+    await ensurePrivateDirectory(parent);
+    const pidDir = path.join(parent, String(options.pid ?? process.pid));
+    await ensurePrivateDirectory(pidDir);
+    const dir = path.join(pidDir, id);
+    try {
+      await mkdir(dir, { mode: 0o700 });
+    } catch (error) {
+      if (codeOf(error) === 'EEXIST') throw new Error(`A speculation named "${id}" already exists; give each speculation its own id.`);
+      throw error;
+    }
+    await mkdir(path.join(dir, 'blobs'), { mode: 0o700 });
+    return new OverlayFs(options.base, id, dir, options);
+  }
+
+  // ---- change events and inspection -------------------------------------------------------
+
+  /** Fires after each write, delete, rename, discard and accept with the workspace paths involved. */
+  onDidChange(listener: (paths: string[]) => void): Disposable {
+    this.listeners.add(listener);
+    return { dispose: () => this.listeners.delete(listener) };
+  }
+
+  private emit(paths: string[]): void {
+    if (paths.length === 0) return;
+    const snapshot = [...new Set(paths)].sort(comparePaths);
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(snapshot);
+      } catch {
+        // A failing listener (UI) must not turn a successful write into a failed tool call.
+      }
+    }
+  }
+
+  /** Every path the speculation changed, sorted. */
+  writtenFiles(): WrittenFile[] {
+    return [...this.entries].map(([file, entry]) => ({ path: file, kind: kindOf(entry) })).sort((a, b) => comparePaths(a.path, b.path));
+  }
+
+  /** The real workspace's current content of a path (the left side of a diff); undefined when absent. */
+  async readOriginal(requested: string): Promise<Uint8Array | undefined> {
+    this.assertUsable();
+    const file = await this.resolve(requested);
+    const info = await this.base.stat(file);
+    return info?.type === 'file' ? this.base.readFile(file) : undefined;
+  }
+
+  /** The conflicts an accept would report right now; writes nothing. */
+  async checkConflicts(): Promise<Conflict[]> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      return findConflicts({ root: this.root, fs: this.applyFs }, this.entries);
+    });
+  }
+
+  // ---- WorkspaceFs --------------------------------------------------------------------------
+
+  /** The base's symlink-aware placement: workspace paths in, workspace paths out. */
+  resolve(requested: string): Promise<string> {
+    return this.base.resolve(requested);
+  }
+
+  async readFile(requested: string): Promise<Uint8Array> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      return this.readMerged(await this.resolve(requested));
+    });
+  }
+
+  async stat(requested: string): Promise<FileStat | undefined> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      return this.statMerged(await this.resolve(requested));
+    });
+  }
+
+  async list(requested: string): Promise<DirEntry[]> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      return this.listMerged(await this.resolve(requested));
+    });
+  }
+
+  async writeFile(requested: string, data: Uint8Array | string): Promise<void> {
+    await this.lock.exclusive(async () => {
+      this.assertUsable();
+      const file = await this.resolve(requested);
+      await this.writeMerged(file, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, undefined);
+      this.emit([file]);
+    });
+  }
+
+  /** Deletes a file, or a folder only when it is empty in the merged view (like the real workspace). */
+  async delete(requested: string): Promise<void> {
+    await this.lock.exclusive(async () => {
+      this.assertUsable();
+      const target = await this.resolve(requested);
+      if (target === '') throw new Error('Cannot delete the workspace folder itself.');
+      const info = await this.statMerged(target);
+      if (!info) throw new FileNotFoundError(target);
+      if (info.type === 'file') {
+        await this.deleteFileMerged(target);
+      } else {
+        if ((await this.listMerged(target)).length > 0) throw new Error(`Directory ${target} is not empty; delete the files inside it first.`);
+        this.deletedDirs.add(target);
+      }
+      this.emit([target]);
+    });
+  }
+
+  /**
+   * Moves a file (delete old + write new with the old content and mode; each path keeps its own
+   * base for the accept's checks) or a folder (each file below it). Empty folders and symlinks
+   * inside a moved folder are not carried along.
+   */
+  async rename(from: string, to: string): Promise<void> {
+    await this.lock.exclusive(async () => {
+      this.assertUsable();
+      const source = await this.resolve(from);
+      const target = await this.resolve(to);
+      if (source === '' || target === '') throw new Error('Cannot rename the workspace folder itself.');
+      if (source === target) return;
+      const info = await this.statMerged(source);
+      if (!info) throw new FileNotFoundError(source);
+      const existing = await this.statMerged(target);
+      if (info.type === 'file') {
+        if (existing?.type === 'directory') throw new Error(`${target} is a directory; give a file path to rename ${source} to.`);
+        await this.moveFile(source, target);
+        this.emit([source, target]);
+        return;
+      }
+      if (isBelow(source, target)) throw new Error(`Cannot move ${source} into itself.`);
+      if (existing?.type === 'file') throw new Error(`${target} is a file; cannot replace it with the directory ${source}.`);
+      if (existing && (await this.listMerged(target)).length > 0) throw new Error(`Directory ${target} is not empty; cannot move ${source} onto it.`);
+      const { files, dirs } = await this.walkMerged(source);
+      const changed: string[] = [source, target];
+      for (const file of files) {
+        const moved = target + file.slice(source.length);
+        await this.moveFile(file, moved);
+        changed.push(file, moved);
+      }
+      for (const dir of [source, ...dirs]) if (!this.hasWrittenBelow(dir)) this.deletedDirs.add(dir);
+      this.emit(changed);
+    });
+  }
+
+  async glob(pattern: string, options: GlobOptions = {}): Promise<string[]> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      const cwd = await this.resolve(options.cwd ?? '');
+      const cwdInfo = await this.statMerged(cwd);
+      if (!cwdInfo) throw new FileNotFoundError(cwd || '.');
+      if (cwdInfo.type !== 'directory') throw new Error(`${cwd} is a file, not a directory to search in.`);
+      const limit = options.limit ?? DEFAULT_GLOB_LIMIT;
+      const respectGitignore = options.respectGitignore ?? true;
+      const normalised = this.relativePattern(pattern);
+      if (normalised === '') return [];
+
+      const found = new Set<string>();
+      if (await this.baseHas(cwd, 'directory')) {
+        // Removing touched files can only shrink the base's answer by that many.
+        const fromBase = await this.base.glob(pattern, { ...options, cwd, limit: limit + this.entries.size });
+        for (const file of fromBase) if (this.baseShowsFile(file)) found.add(file);
+      }
+      const { prefix, rest } = literalPrefix(normalised);
+      const start = prefix === '' ? cwd : await this.resolve(joinPath(cwd, prefix));
+      const regex = globToRegExp(rest);
+      const startPrefix = start === '' ? '' : `${start}/`;
+      for (const file of this.writtenPaths()) {
+        if (!isBelow(start, file) || !regex.test(file.slice(startPrefix.length))) continue;
+        if (await this.walkReaches(file, start, respectGitignore)) found.add(file);
+      }
+      return [...found].sort(comparePaths).slice(0, limit);
+    });
+  }
+
+  /** The base's matches minus files the overlay touched, plus matches in the overlay's own files. */
+  async search(pattern: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+      const regex = compileSearchPattern(pattern);
+      const start = await this.resolve(options.path ?? '');
+      const startInfo = await this.statMerged(start);
+      if (!startInfo) throw new FileNotFoundError(start || '.');
+      const isDirectory = startInfo.type === 'directory';
+
+      const results: SearchMatch[] = [];
+      if (await this.baseHas(start, startInfo.type)) {
+        // A touched file's base matches are dropped; ask for more when that may have cut the answer short.
+        for (let asked = limit; ; asked *= 4) {
+          const fromBase = await this.base.search(pattern, { ...options, path: start, limit: asked });
+          const kept = fromBase.filter((match) => this.baseShowsFile(match.path));
+          if (fromBase.length < asked || kept.length === fromBase.length || kept.length >= limit || asked >= 1_000_000) {
+            results.push(...kept);
+            break;
+          }
+        }
+      }
+      const wanted = searchGlobFilter(options.glob, isDirectory ? start : '');
+      for (const file of this.writtenPaths()) {
+        const inScope = isDirectory ? isBelow(start, file) && (await this.walkReaches(file, start, true)) : file === start;
+        if (!inScope || !wanted(file)) continue;
+        options.signal?.throwIfAborted();
+        const entry = this.entries.get(file) as WrittenEntry;
+        if (entry.size > MAX_SEARCH_FILE_BYTES) continue;
+        const data = await this.readBlob(file, entry);
+        if (isBinary(data)) continue;
+        results.push(...matchLines(file, Buffer.from(data).toString('utf8'), regex, limit));
+      }
+      return results.sort(compareMatches).slice(0, limit);
+    });
+  }
+
+  // ---- accept, discard, cleanup ---------------------------------------------------------------
+
+  /**
+   * Accept: writes every touched file whose real version is still the one the overlay started from
+   * (or that `overwrite` names) atomically into the workspace; the others come back as conflicts and
+   * stay in the overlay for the user to decide. Applied paths leave the overlay. Throws
+   * OverlayApplyError (naming the files) when the disk refuses; see applyEntries for what is applied then.
+   */
+  async applyToReal(options: { overwrite?: readonly string[] } = {}): Promise<ApplyResult> {
+    return this.lock.exclusive(async () => {
+      this.assertUsable();
+      const overwrite = new Set<string>();
+      for (const requested of options.overwrite ?? []) overwrite.add(await this.entryKey(requested));
+      return this.applySelected(this.entries, overwrite, [...this.deletedDirs]);
+    });
+  }
+
+  /** Accepts one file; `force` writes it even when the user changed the real file (Overwrite). */
+  async applyFile(requested: string, options: { force?: boolean } = {}): Promise<ApplyResult> {
+    return this.lock.exclusive(async () => {
+      this.assertUsable();
+      const file = await this.entryKey(requested);
+      const entry = this.entries.get(file);
+      if (!entry) return { applied: [], conflicts: [] };
+      return this.applySelected(new Map([[file, entry]]), new Set(options.force ? [file] : []), []);
+    });
+  }
+
+  /** Drops the speculation's change to one path (Keep mine); the real file is not touched. */
+  async discard(requested: string): Promise<void> {
+    await this.lock.exclusive(async () => {
+      this.assertUsable();
+      const file = await this.entryKey(requested);
+      const entry = this.entries.get(file);
+      if (!entry) return;
+      await this.forget(file, entry);
+      this.emit([file]);
+    });
+  }
+
+  /** Removes the overlay folder; safe to call more than once. Later calls on this overlay throw. */
+  async cleanup(): Promise<void> {
+    await this.lock.exclusive(async () => {
+      this.discarded = true;
+      this.entries.clear();
+      this.deletedDirs.clear();
+      await rm(this.dir, { recursive: true, force: true });
+      // The pid folder goes too once no other overlay of this process is in it.
+      await rmdir(path.dirname(this.dir)).catch(() => undefined);
+    });
+    this.listeners.clear();
+  }
+
+  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[]): Promise<ApplyResult> {
+    const input = {
+      root: this.root,
+      overlayId: this.id,
+      overlayDir: this.dir,
+      entries: new Map(selected),
+      deletedDirs,
+      blobPath: (blob: string) => this.blobPath(blob),
+      overwrite,
+      fs: this.applyFs,
+      onStep: this.options.onApplyStep,
+    };
+    let applied: string[];
+    try {
+      const result = await applyEntries(input);
+      applied = result.applied;
+      await this.afterApply(applied, deletedDirs);
+      return result;
+    } catch (error) {
+      if (error instanceof OverlayApplyError) await this.afterApply(error.applied, deletedDirs);
+      throw error;
+    }
+  }
+
+  /** Applied paths now live in the workspace; the overlay lets reads fall through to them again. */
+  private async afterApply(applied: readonly string[], deletedDirs: readonly string[]): Promise<void> {
+    for (const file of applied) {
+      const entry = this.entries.get(file);
+      if (entry) await this.forget(file, entry);
+    }
+    for (const dir of deletedDirs) {
+      if (![...this.entries.keys()].some((file) => isAtOrBelow(dir, file))) this.deletedDirs.delete(dir);
+    }
+    this.emit([...applied]);
+  }
+
+  private async forget(file: string, entry: OverlayEntry): Promise<void> {
+    this.entries.delete(file);
+    if (entry.kind === 'written') await unlink(this.blobPath(entry.blob)).catch(() => undefined);
+  }
+
+  // ---- the merged view --------------------------------------------------------------------------
+
+  /**
+   * The entry a caller means: paths from writtenFiles() or a conflict are used as they are, so a
+   * file whose folder has since become a symlink out of the workspace can still be dropped.
+   */
+  private async entryKey(requested: string): Promise<string> {
+    return this.entries.has(requested) ? requested : this.resolve(requested);
+  }
+
+  private assertUsable(): void {
+    if (this.discarded) throw new OverlayDiscardedError();
+  }
+
+  private blobPath(blob: string): string {
+    return path.join(this.dir, 'blobs', blob);
+  }
+
+  private writtenPaths(): string[] {
+    return [...this.entries].filter(([, entry]) => entry.kind === 'written').map(([file]) => file);
+  }
+
+  /** Below a folder the overlay deleted (and not re-created by a write). */
+  private hidden(file: string): boolean {
+    for (const dir of this.deletedDirs) if (isAtOrBelow(dir, file)) return true;
+    return false;
+  }
+
+  private hasWrittenBelow(dir: string): boolean {
+    for (const [file, entry] of this.entries) if (entry.kind === 'written' && isBelow(dir, file)) return true;
+    return false;
+  }
+
+  /** Whether the base's version of this file is what the merged view shows. */
+  private baseShowsFile(file: string): boolean {
+    return !this.entries.has(file) && !this.hidden(file);
+  }
+
+  /** Whether the base's folder at this path is part of the merged view. */
+  private baseShowsDirectory(dir: string): boolean {
+    return dir === '' || (this.entries.get(dir) === undefined && !this.hidden(dir));
+  }
+
+  /** Whether the merged view at this path is (also) the base's file or folder. */
+  private async baseHas(target: string, type: FileStat['type']): Promise<boolean> {
+    const visible = type === 'directory' ? this.baseShowsDirectory(target) : this.baseShowsFile(target);
+    return visible && (await this.base.stat(target))?.type === type;
+  }
+
+  private async readBlob(file: string, entry: WrittenEntry): Promise<Uint8Array> {
+    try {
+      return await readFile(this.blobPath(entry.blob));
+    } catch (error) {
+      throw new OverlayStorageError(file, 'read', codeOf(error));
+    }
+  }
+
+  private async readMerged(file: string): Promise<Uint8Array> {
+    const entry = this.entries.get(file);
+    if (entry?.kind === 'written') return this.readBlob(file, entry);
+    if (file === '' || this.hasWrittenBelow(file)) throw new Error(`${file || '.'} is a directory, not a file.`);
+    if (entry?.kind === 'deleted' || this.hidden(file)) throw new FileNotFoundError(file);
+    return this.base.readFile(file);
+  }
+
+  private async statMerged(file: string): Promise<FileStat | undefined> {
+    const entry = this.entries.get(file);
+    if (entry?.kind === 'written') return { type: 'file', size: entry.size, mtimeMs: entry.mtimeMs, mode: entry.mode ?? NEW_FILE_MODE };
+    if (file !== '' && this.hasWrittenBelow(file)) {
+      const fromBase = this.baseShowsDirectory(file) ? await this.base.stat(file) : undefined;
+      if (fromBase?.type === 'directory') return fromBase;
+      return { type: 'directory', size: 0, mtimeMs: Date.now(), mode: DIRECTORY_MODE };
+    }
+    if (entry?.kind === 'deleted' || this.hidden(file)) return undefined;
+    return this.base.stat(file);
+  }
+
+  private async listMerged(dir: string): Promise<DirEntry[]> {
+    const info = await this.statMerged(dir);
+    if (!info) throw new FileNotFoundError(dir || '.');
+    if (info.type !== 'directory') throw new Error(`${dir} is a file, not a directory.`);
+    const names = new Map<string, DirEntry['type']>();
+    if (this.baseShowsDirectory(dir)) {
+      const fromBase = (await this.base.stat(dir))?.type === 'directory' ? await this.base.list(dir) : [];
+      for (const entry of fromBase) {
+        const child = joinPath(dir, entry.name);
+        if (this.entries.has(child) || this.hidden(child)) continue;
+        names.set(entry.name, entry.type);
+      }
+    }
+    const prefix = dir === '' ? '' : `${dir}/`;
+    for (const file of this.writtenPaths()) {
+      if (!isBelow(dir, file)) continue;
+      const rest = file.slice(prefix.length);
+      const slash = rest.indexOf('/');
+      names.set(slash < 0 ? rest : rest.slice(0, slash), slash < 0 ? 'file' : 'directory');
+    }
+    return [...names].map(([name, type]) => ({ name, type })).sort((a, b) => comparePaths(a.name, b.name));
+  }
+
+  /** Every file and folder below `dir` in the merged view; symlinked folders are not entered. */
+  private async walkMerged(dir: string): Promise<{ files: string[]; dirs: string[] }> {
+    const files: string[] = [];
+    const dirs: string[] = [];
+    for (const entry of await this.listMerged(dir)) {
+      const child = joinPath(dir, entry.name);
+      if ((await this.resolve(child)) !== child) continue;
+      if (entry.type === 'file') {
+        files.push(child);
+      } else {
+        dirs.push(child);
+        const below = await this.walkMerged(child);
+        files.push(...below.files);
+        dirs.push(...below.dirs);
+      }
+    }
+    return { files, dirs };
+  }
+
+  /** The real file as it is right now, for the accept's conflict check. */
+  private async recordBase(file: string): Promise<BaseRecord> {
+    const info = await this.base.stat(file);
+    if (info?.type !== 'file') return { exists: false };
+    const data = await this.base.readFile(file);
+    return { exists: true, sha256: sha256(data), size: data.length, mtimeMs: info.mtimeMs, mode: info.mode };
+  }
+
+  private async assertWritable(file: string): Promise<void> {
+    if (file === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
+    if ((await this.statMerged(file))?.type === 'directory') throw new Error(`${file} is a directory; give a file path.`);
+    for (const dir of ancestorsOf(file)) {
+      if ((await this.statMerged(dir))?.type === 'file') throw new Error(`Cannot write ${file}: ${dir} is a file, not a directory.`);
+    }
+  }
+
+  /** Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own). */
+  private async writeMerged(file: string, data: Uint8Array, mode: number | undefined): Promise<void> {
+    await this.assertWritable(file);
+    const previous = this.entries.get(file);
+    const base = previous ? previous.base : await this.recordBase(file);
+    const blob = String(++this.blobCount);
+    try {
+      await writeFile(this.blobPath(blob), data, { mode: 0o600 });
+    } catch (error) {
+      await unlink(this.blobPath(blob)).catch(() => undefined);
+      throw new OverlayStorageError(file, 'store', codeOf(error));
+    }
+    const keptMode = previous?.kind === 'written' ? previous.mode : base.exists ? base.mode : undefined;
+    const entry: WrittenEntry = { kind: 'written', base, blob, sha256: sha256(data), size: data.length, mtimeMs: Date.now(), mode: mode ?? keptMode };
+    this.entries.set(file, entry);
+    if (previous?.kind === 'written') await unlink(this.blobPath(previous.blob)).catch(() => undefined);
+  }
+
+  private async deleteFileMerged(file: string): Promise<void> {
+    const previous = this.entries.get(file);
+    const base = previous ? previous.base : await this.recordBase(file);
+    if (previous?.kind === 'written') await unlink(this.blobPath(previous.blob)).catch(() => undefined);
+    // A file the speculation created and deletes again leaves no trace.
+    if (base.exists) this.entries.set(file, { kind: 'deleted', base });
+    else this.entries.delete(file);
+  }
+
+  private async moveFile(source: string, target: string): Promise<void> {
+    const data = await this.readMerged(source);
+    const mode = (await this.statMerged(source))?.mode;
+    await this.writeMerged(target, data, mode);
+    await this.deleteFileMerged(source);
+  }
+
+  /** A glob pattern relative to the workspace (absolute ones must point inside it). */
+  private relativePattern(pattern: string): string {
+    let text = pattern.trim();
+    if (path.isAbsolute(text)) {
+      if (text !== this.root && !text.startsWith(`${this.root}/`)) throw new PathOutsideWorkspaceError(pattern, 'is an absolute pattern outside the workspace');
+      text = text.slice(this.root.length).replace(/^\/+/, '');
+    }
+    text = text.replace(/^(\.\/)+/, '');
+    if (text.split('/').includes('..')) throw new PathOutsideWorkspaceError(pattern, 'uses ".." to leave the searched folder');
+    return text;
+  }
+
+  /**
+   * Whether a walk from `start` (the one glob and search use on the real workspace) would reach
+   * this overlay file: never into .git or node_modules, and past .gitignore rules when asked.
+   */
+  private async walkReaches(file: string, start: string, respectGitignore: boolean): Promise<boolean> {
+    const below = file.slice(start === '' ? 0 : start.length + 1).split('/');
+    if (below.slice(0, -1).some((name) => ALWAYS_SKIPPED_DIRS.has(name))) return false;
+    if (!respectGitignore) return true;
+    let stack = IgnoreStack.EMPTY;
+    const dirs = ['', ...ancestorsOf(file)];
+    for (const [index, dir] of dirs.entries()) {
+      if (isBelow(start, dir) && stack.isIgnored(dir, true)) return false;
+      const text = await this.gitignoreText(joinPath(dir, '.gitignore'));
+      if (text !== undefined) stack = stack.with(parseGitignore(text, dir));
+      if (index === dirs.length - 1) return !stack.isIgnored(file, false);
+    }
+    return true;
+  }
+
+  private async gitignoreText(file: string): Promise<string | undefined> {
+    try {
+      const info = await this.statMerged(file);
+      return info?.type === 'file' ? Buffer.from(await this.readMerged(file)).toString('utf8') : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
