@@ -1,0 +1,117 @@
+// The approval scheduler of the main chat: given the approval mode and a tool call, decides whether
+// it runs, asks the user first, or is refused (TOOLS.md "Approval modes"), and remembers "always".
+import type { ToolArgs, ToolKind } from '../tools/types';
+
+export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
+
+export type ApprovalDecision = { action: 'run' } | { action: 'ask' } | { action: 'refuse'; reason: string };
+
+export type ApprovalAnswer = 'allow' | 'deny' | 'allow_always';
+
+export interface ApprovalRequest {
+  callId: string;
+  tool: string;
+  kind: ToolKind;
+  args: ToolArgs;
+  /** The one-line summary the UI shows, e.g. "src/app.ts" or the shell command. */
+  summary: string;
+  /** Aborted when the turn is cancelled while the question is open. */
+  signal?: AbortSignal;
+}
+
+/** Asks the user (the chat view shows a prompt; the CLI answers by policy). */
+export interface ApprovalPrompter {
+  request(request: ApprovalRequest): Promise<ApprovalAnswer>;
+}
+
+/** Injected so core/chat does not depend on the shell parser (src/core/shell owns it). */
+export type IsReadOnlyCommand = (command: string) => Promise<boolean>;
+
+export interface ApprovalSchedulerOptions {
+  mode: ApprovalMode;
+  isReadOnly: IsReadOnlyCommand;
+}
+
+interface ToolIdentity {
+  name: string;
+  kind: ToolKind;
+}
+
+export class ApprovalScheduler {
+  private currentMode: ApprovalMode;
+  private readonly isReadOnly: IsReadOnlyCommand;
+  /** Grants from "allow always", for the life of this scheduler (one chat session). */
+  private readonly always = new Set<string>();
+
+  constructor(options: ApprovalSchedulerOptions) {
+    this.currentMode = options.mode;
+    this.isReadOnly = options.isReadOnly;
+  }
+
+  get mode(): ApprovalMode {
+    return this.currentMode;
+  }
+
+  setMode(mode: ApprovalMode): void {
+    this.currentMode = mode;
+  }
+
+  async decide(tool: ToolIdentity, args: ToolArgs): Promise<ApprovalDecision> {
+    const mode = this.currentMode;
+    if (tool.kind === 'read') return RUN;
+    if (mode === 'plan') {
+      // The one way out of plan mode is to present the plan; the user approves it like any call.
+      if (tool.name === 'exit_plan_mode') return ASK;
+      return {
+        action: 'refuse',
+        reason:
+          `Plan mode is on, so only read tools run; ${tool.name} was not run. ` +
+          'Investigate with read tools and present your plan with exit_plan_mode; the user decides when changes start.',
+      };
+    }
+    if (mode === 'yolo') return RUN;
+    switch (tool.kind) {
+      case 'write':
+        if (mode === 'auto-edit') return RUN;
+        return this.always.has(grantKey(tool, args)) ? RUN : ASK;
+      case 'shell': {
+        if (this.always.has(grantKey(tool, args))) return RUN;
+        if (mode === 'default') return ASK;
+        const command = typeof args.command === 'string' ? args.command : '';
+        // A classifier failure counts as "not read-only": asking is the safe side.
+        const readOnly = command !== '' && (await this.isReadOnly(command).catch(() => false));
+        return readOnly ? RUN : ASK;
+      }
+      case 'network':
+        // Fetching from the internet sends data out of the machine: consent first, outside yolo.
+        return this.always.has(grantKey(tool, args)) ? RUN : ASK;
+      case 'interaction':
+        // These either are a conversation with the user already (ask_user_question,
+        // exit_plan_mode) or only touch the session's own state (todo_write, save_memory); a
+        // sub-agent's own tool calls go through approvals of their own.
+        return RUN;
+    }
+  }
+
+  /** Records an "allow always" answer: later calls with the same grant key run without asking. */
+  grantAlways(tool: ToolIdentity, args: ToolArgs): void {
+    this.always.add(grantKey(tool, args));
+  }
+
+  /** Forgets every "allow always" (new chat). */
+  resetGrants(): void {
+    this.always.clear();
+  }
+}
+
+const RUN: ApprovalDecision = { action: 'run' };
+const ASK: ApprovalDecision = { action: 'ask' };
+
+/**
+ * What an "always" covers: a write tool as a whole (like switching edits to auto), a shell
+ * command only verbatim (allowing `npm test` must not allow `rm -rf`), a network tool as a whole.
+ */
+function grantKey(tool: ToolIdentity, args: ToolArgs): string {
+  if (tool.kind === 'shell') return `${tool.name}\u0000${typeof args.command === 'string' ? args.command : ''}`;
+  return tool.name;
+}

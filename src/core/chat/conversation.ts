@@ -1,0 +1,320 @@
+// One chat: its typed history and the agent loop (stream → run tool calls → send results → until
+// the model stops calling tools), cancellable at any point, publishing ChatEvents for the UI.
+import { isToolResultPairingValid } from '../followup/toolPairing';
+import type { CacheSafeParamsStore } from '../followup/forkedQuery';
+import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
+import { parseToolArguments } from '../llm/toolArguments';
+import type { Tool, ToolArgs, ToolContext, ToolResult } from '../tools/types';
+import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler } from './approvals';
+import type { ChatEvent, ToolCallStatus, TurnOutcome } from './events';
+import type { AssistantMessage, ChatMessage, ToolCall, ToolDefinition } from './messages';
+import type { ToolRegistry } from './toolRegistry';
+
+/** Model round trips in one turn before the loop stops and hands back to the user. */
+export const MAX_TOOL_ROUNDS_PER_TURN = 100;
+
+export interface ConversationOptions {
+  llm: LlmClient;
+  model: string;
+  systemPrompt: string;
+  tools: ToolRegistry;
+  /** Ports for the tools (fs, process runner, …); the loop sets `signal` per turn. */
+  toolContext: ToolContext;
+  approvals: ApprovalScheduler;
+  prompter: ApprovalPrompter;
+  /** Receives the CacheSafeParams after each successful turn; cleared by reset(). */
+  cacheStore?: CacheSafeParamsStore;
+  temperature?: number;
+  /** Sent as ChatRequest.thinking; unset leaves the provider's default. */
+  thinking?: boolean;
+  maxToolRounds?: number;
+  /** A history to continue (e.g. restored from disk); must be well paired. */
+  history?: readonly ChatMessage[];
+}
+
+export interface TurnOptions {
+  signal?: AbortSignal;
+}
+
+export type AppendResult = { ok: true } | { ok: false; reason: string };
+
+export class Conversation {
+  private readonly history: ChatMessage[];
+  private readonly listeners = new Set<(event: ChatEvent) => void>();
+  private model: string;
+  private systemPrompt: string;
+  private turnAbort: AbortController | undefined;
+
+  constructor(private readonly options: ConversationOptions) {
+    this.model = options.model;
+    this.systemPrompt = options.systemPrompt;
+    this.history = structuredClone([...(options.history ?? [])]);
+  }
+
+  /** A copy of the history (no system message); changing it changes nothing here. */
+  get messages(): ChatMessage[] {
+    return structuredClone(this.history);
+  }
+
+  get busy(): boolean {
+    return this.turnAbort !== undefined;
+  }
+
+  setModel(model: string): void {
+    this.model = model;
+  }
+
+  setSystemPrompt(systemPrompt: string): void {
+    this.systemPrompt = systemPrompt;
+  }
+
+  subscribe(listener: (event: ChatEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Adds the user's message and runs the agent loop until the model answers without tool calls. */
+  send(text: string, options: TurnOptions = {}): Promise<TurnOutcome> {
+    this.assertIdle();
+    this.history.push({ role: 'user', content: text });
+    return this.runTurn(options);
+  }
+
+  /**
+   * True when the history waits for the model: it ends with the user's message (a turn that failed
+   * or was cancelled before the answer) or with tool results (a turn stopped between rounds, or
+   * speculated work injected up to a boundary).
+   */
+  canResume(): boolean {
+    const last = this.history[this.history.length - 1];
+    return last !== undefined && (last.role === 'user' || last.role === 'tool');
+  }
+
+  /**
+   * Runs the loop again from the history as it is. After a turn_error the user's message (and any
+   * tool results already obtained) are still in place, so this retries without repeating tool
+   * calls that ran; after injected speculated messages it lets the agent continue live.
+   */
+  resume(options: TurnOptions = {}): Promise<TurnOutcome> {
+    this.assertIdle();
+    if (!this.canResume()) throw new Error('Nothing to resume: the last message is already an answer.');
+    return this.runTurn(options);
+  }
+
+  /** The UI's "Retry" after an error: the same as resume(). */
+  retryLastTurn(options: TurnOptions = {}): Promise<TurnOutcome> {
+    return this.resume(options);
+  }
+
+  /** Cancels the running turn (the HTTP request closes, pending tool calls are marked cancelled). */
+  abort(): void {
+    this.turnAbort?.abort();
+  }
+
+  /**
+   * Adds messages produced elsewhere (an accepted speculation). They must keep every tool call
+   * paired with its result. When they end with a final answer, the CacheSafeParams are saved as
+   * after a turn, so the next fork starts from the accepted conversation.
+   */
+  appendMessages(messages: readonly ChatMessage[]): AppendResult {
+    if (this.busy) return { ok: false, reason: 'A turn is running; wait for it or abort it first.' };
+    if (messages.some((m) => m.role === 'system')) return { ok: false, reason: 'A system message cannot join the history.' };
+    const combined = [...this.history, ...messages];
+    if (!isToolResultPairingValid(combined)) {
+      return { ok: false, reason: 'The messages leave a tool call without its result (or a result without its call).' };
+    }
+    this.history.push(...structuredClone([...messages]));
+    const last = this.history[this.history.length - 1];
+    if (last?.role === 'assistant' && !last.tool_calls?.length) this.saveCacheParams(this.options.tools.definitions());
+    return { ok: true };
+  }
+
+  /** New chat: empty history, no CacheSafeParams, no "allow always" grants. */
+  reset(): void {
+    this.abort();
+    this.history.length = 0;
+    this.options.cacheStore?.clear();
+    this.options.approvals.resetGrants();
+  }
+
+  private assertIdle(): void {
+    if (this.busy) throw new Error('A turn is already running; abort it before starting another.');
+  }
+
+  private emit(event: ChatEvent): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // A broken listener (a closed webview) must not break the turn.
+      }
+    }
+  }
+
+  private async runTurn(options: TurnOptions): Promise<TurnOutcome> {
+    const turnAbort = new AbortController();
+    this.turnAbort = turnAbort;
+    const signal = options.signal ? AbortSignal.any([options.signal, turnAbort.signal]) : turnAbort.signal;
+    const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
+    // One snapshot per turn: every round sends the same list, and the same list is saved for forks.
+    const tools = this.options.tools.definitions();
+    this.emit({ type: 'turn_started' });
+    try {
+      const maxRounds = this.options.maxToolRounds ?? MAX_TOOL_ROUNDS_PER_TURN;
+      for (let round = 0; ; round++) {
+        if (signal.aborted) return this.aborted(usage);
+        if (round >= maxRounds) {
+          return this.failed(
+            'tool_round_limit',
+            `The model kept calling tools for ${maxRounds} rounds without finishing, so the turn was stopped. Send "continue" to let it go on, or rephrase the task.`,
+            usage,
+          );
+        }
+        let answer: AssistantMessage;
+        try {
+          answer = await this.requestAnswer(tools, signal, usage);
+        } catch (error) {
+          if (signal.aborted || (error instanceof LlmError && error.kind === 'aborted')) return this.aborted(usage);
+          if (error instanceof LlmError) return this.failed(error.kind, error.message, usage);
+          const why = error instanceof Error ? error.message : String(error);
+          return this.failed('bad_response', `The model call failed unexpectedly: ${why}. Retry the turn.`, usage);
+        }
+        this.history.push(answer);
+        this.emit({ type: 'assistant_message', message: structuredClone(answer) });
+        const calls = answer.tool_calls ?? [];
+        if (calls.length === 0) {
+          this.saveCacheParams(tools);
+          this.emit({ type: 'turn_done', message: structuredClone(answer), usage: { ...usage } });
+          return { status: 'done', message: structuredClone(answer), usage };
+        }
+        for (const call of calls) {
+          // Every call gets a result, even when cancelled, so the history stays well paired.
+          const result = signal.aborted ? this.cancelled(call) : await this.runToolCall(call, signal);
+          this.history.push({ role: 'tool', tool_call_id: call.id, content: result.content });
+        }
+      }
+    } finally {
+      this.turnAbort = undefined;
+    }
+  }
+
+  private async requestAnswer(tools: ToolDefinition[], signal: AbortSignal, usage: Usage): Promise<AssistantMessage> {
+    const request = {
+      model: this.model,
+      messages: [{ role: 'system' as const, content: this.systemPrompt }, ...this.history],
+      ...(tools.length > 0 ? { tools } : {}),
+      ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
+      ...(this.options.thinking !== undefined ? { thinking: this.options.thinking } : {}),
+      signal,
+    };
+    for await (const event of this.options.llm.stream(request)) {
+      switch (event.type) {
+        case 'text':
+          this.emit({ type: 'text', delta: event.delta });
+          break;
+        case 'reasoning':
+          this.emit({ type: 'reasoning', delta: event.delta });
+          break;
+        case 'tool_call_start':
+          break; // the call is announced once its arguments are complete (tool_call_started)
+        case 'done':
+          usage.promptTokens += event.usage.promptTokens;
+          usage.completionTokens += event.usage.completionTokens;
+          usage.cachedTokens += event.usage.cachedTokens;
+          return event.message;
+      }
+    }
+    if (signal.aborted) throw new LlmError('aborted', 'The request was cancelled.');
+    throw new LlmError('bad_response', 'The model stream ended without a final message. Retry the turn.');
+  }
+
+  private async runToolCall(call: ToolCall, signal: AbortSignal): Promise<{ content: string; status: ToolCallStatus }> {
+    const name = call.function.name;
+    const tool = this.options.tools.get(name);
+    const parsed = parseToolArguments(call.function.arguments);
+    const args = parsed.ok ? parsed.args : null;
+    const summary = summarize(tool, args, call.function.arguments);
+    this.emit({ type: 'tool_call_started', callId: call.id, name, args: args ? structuredClone(args) : null, summary });
+    const finish = (status: ToolCallStatus, content: string, filesChanged: string[] = []) => {
+      this.emit({ type: 'tool_call_finished', callId: call.id, name, summary, status, result: content, filesChanged });
+      return { content, status };
+    };
+
+    if (!tool) {
+      const names = this.options.tools.definitions().map((d) => d.function.name);
+      return finish('error', `Unknown tool "${name}". The available tools are: ${names.join(', ') || 'none'}.`);
+    }
+    if (!parsed.ok) return finish('error', parsed.error);
+
+    const decision = await this.options.approvals.decide(tool, parsed.args);
+    if (decision.action === 'refuse') return finish('refused', decision.reason);
+    if (decision.action === 'ask') {
+      this.emit({ type: 'approval_requested', callId: call.id, name, summary });
+      let answer: ApprovalAnswer;
+      try {
+        answer = await this.options.prompter.request({ callId: call.id, tool: name, kind: tool.kind, args: structuredClone(parsed.args), summary, signal });
+      } catch (error) {
+        if (signal.aborted) return finish('cancelled', CANCELLED_TEXT);
+        const why = error instanceof Error ? error.message : String(error);
+        return finish('denied', `The user's approval could not be obtained (${why}), so the call did not run.`);
+      }
+      if (signal.aborted) return finish('cancelled', CANCELLED_TEXT);
+      if (answer === 'deny') {
+        return finish('denied', 'The user declined this call, so it did not run. Do not repeat it unchanged: ask the user what they want, or take another approach.');
+      }
+      if (answer === 'allow_always') this.options.approvals.grantAlways(tool, parsed.args);
+    }
+
+    let result: ToolResult;
+    try {
+      result = await tool.execute(parsed.args, { ...this.options.toolContext, signal });
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      if (signal.aborted) return finish('cancelled', `Cancelled while running: ${why}`);
+      return finish('error', `${name} failed: ${why}`);
+    }
+    return finish(result.ok ? 'ok' : 'error', result.output, result.filesChanged ?? []);
+  }
+
+  private cancelled(call: ToolCall): { content: string; status: ToolCallStatus } {
+    const name = call.function.name;
+    const parsed = parseToolArguments(call.function.arguments);
+    const summary = summarize(this.options.tools.get(name), parsed.ok ? parsed.args : null, call.function.arguments);
+    this.emit({ type: 'tool_call_finished', callId: call.id, name, summary, status: 'cancelled', result: CANCELLED_TEXT, filesChanged: [] });
+    return { content: CANCELLED_TEXT, status: 'cancelled' };
+  }
+
+  private aborted(usage: Usage): TurnOutcome {
+    this.emit({ type: 'turn_aborted' });
+    return { status: 'aborted', usage };
+  }
+
+  private failed(kind: Extract<TurnOutcome, { status: 'error' }>['kind'], message: string, usage: Usage): TurnOutcome {
+    this.emit({ type: 'turn_error', kind, message });
+    return { status: 'error', kind, message, usage };
+  }
+
+  private saveCacheParams(tools: ToolDefinition[]): void {
+    this.options.cacheStore?.save({
+      systemPrompt: this.systemPrompt,
+      tools,
+      ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
+      history: this.history,
+      model: this.model,
+    });
+  }
+}
+
+const CANCELLED_TEXT = 'Cancelled: the user stopped the turn before this call ran.';
+const MAX_RAW_SUMMARY = 80;
+
+function summarize(tool: Tool | undefined, args: ToolArgs | null, raw: string): string {
+  if (tool && args) {
+    try {
+      return tool.summarize(args);
+    } catch {
+      // fall through to the raw form: a summary must never fail a call
+    }
+  }
+  return raw.length > MAX_RAW_SUMMARY ? `${raw.slice(0, MAX_RAW_SUMMARY)}…` : raw;
+}

@@ -1,0 +1,23 @@
+// The set of tools one conversation offers the model: lookup by name for execution, and the
+// definitions list sent with every request (its order is part of the cached prompt prefix).
+import type { Tool } from '../tools/types';
+import type { ToolDefinition } from './messages';
+
+export interface ToolRegistry {
+  get(name: string): Tool | undefined;
+  /** The definitions in a stable order; the same list must be sent by the main chat and its forks. */
+  definitions(): ToolDefinition[];
+}
+
+/** A registry over a fixed list, in the order given. Throws on a duplicate name (a wiring mistake). */
+export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
+  const byName = new Map<string, Tool>();
+  for (const tool of tools) {
+    if (byName.has(tool.name)) throw new Error(`Two tools are registered as "${tool.name}".`);
+    byName.set(tool.name, tool);
+  }
+  return {
+    get: (name) => byName.get(name),
+    definitions: () => tools.map((tool) => structuredClone(tool.definition)),
+  };
+}
