@@ -10,7 +10,7 @@ export interface ToolRegistry {
 }
 
 /** A registry over a fixed list, in the order given. Throws on a duplicate name (a wiring mistake). */
-export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
+export function toolRegistryFrom(tools: readonly Tool[]): ToolRegistry {
   const byName = new Map<string, Tool>();
   for (const tool of tools) {
     if (byName.has(tool.name)) throw new Error(`Two tools are registered as "${tool.name}".`);

@@ -5,7 +5,7 @@ import { ApprovalScheduler, type ApprovalAnswer, type ApprovalMode, type Approva
 import { Conversation, type ConversationOptions } from '../../../src/core/chat/conversation';
 import type { ChatEvent } from '../../../src/core/chat/events';
 import type { ChatMessage } from '../../../src/core/chat/messages';
-import { createToolRegistry } from '../../../src/core/chat/toolRegistry';
+import { toolRegistryFrom } from '../../../src/core/chat/toolRegistry';
 import { CacheSafeParamsStore } from '../../../src/core/followup/forkedQuery';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openAiCompatibleClient';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
@@ -42,7 +42,7 @@ describe('Conversation (agent loop)', () => {
       llm: new OpenAiCompatibleClient({ baseURL: server.baseUrl, retry: { maxAttempts: options.clientRetries ?? 1, baseDelayMs: 1 } }),
       model: 'scripted-model',
       systemPrompt: 'You are a test assistant.',
-      tools: createToolRegistry([tools.read, tools.edit, tools.shell]),
+      tools: toolRegistryFrom([tools.read, tools.edit, tools.shell]),
       toolContext: { fs: unusedFs },
       approvals: new ApprovalScheduler({ mode: options.mode ?? 'yolo', isReadOnly: async (command) => command.startsWith('ls') }),
       prompter: {
@@ -126,7 +126,7 @@ describe('Conversation (agent loop)', () => {
     server.setScript([{ toolCalls: [{ name: 'edit', arguments: { file_path: 'a.ts' } }] }, { text: 'The edit failed.' }]);
     const { conversation } = harness({
       extra: {
-        tools: createToolRegistry([
+        tools: toolRegistryFrom([
           fakeTool('edit', 'write', () => {
             throw new Error('disk full');
           }),
@@ -185,7 +185,7 @@ describe('Conversation (agent loop)', () => {
     const abort = new AbortController();
     const { conversation, tools } = harness({
       extra: {
-        tools: createToolRegistry([
+        tools: toolRegistryFrom([
           fakeTool('run_shell_command', 'shell', async (_args, context) => {
             abort.abort();
             return { ok: false, output: context.signal?.aborted ? 'killed' : 'finished' };
