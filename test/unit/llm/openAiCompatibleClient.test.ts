@@ -276,6 +276,18 @@ describe('OpenAiCompatibleClient', () => {
     assert.equal(server.chatRequests[1].headers.authorization, 'Bearer not-needed');
   });
 
+  it('sends through a fetch passed in the options', async () => {
+    server.setScript([{ text: 'via custom fetch' }]);
+    const seen: string[] = [];
+    const customFetch: typeof fetch = (input, init) => {
+      seen.push(String(input instanceof Request ? input.url : input));
+      return fetch(input, init);
+    };
+    const done = doneOf(await collect(client({ fetch: customFetch }).stream(request())));
+    assert.equal(done.message.content, 'via custom fetch');
+    assert.deepEqual(seen, [`${server.baseUrl}/chat/completions`]);
+  });
+
   it('lists the endpoint models', async () => {
     assert.deepEqual(await client().listModels(), ['scripted-fast', 'scripted-model']);
   });
