@@ -466,6 +466,13 @@ export class OverlayFs implements WorkspaceFs {
     return false;
   }
 
+  /** A folder that exists only in the overlay changed when its newest file did (stable across stats). */
+  private latestWriteBelow(dir: string): number {
+    let latest = 0;
+    for (const [file, entry] of this.entries) if (entry.kind === 'written' && isBelow(dir, file)) latest = Math.max(latest, entry.mtimeMs);
+    return latest;
+  }
+
   /** Whether the base's version of this file is what the merged view shows. */
   private baseShowsFile(file: string): boolean {
     return !this.entries.has(file) && !this.hidden(file);
@@ -504,7 +511,7 @@ export class OverlayFs implements WorkspaceFs {
     if (file !== '' && this.hasWrittenBelow(file)) {
       const fromBase = this.baseShowsDirectory(file) ? await this.base.stat(file) : undefined;
       if (fromBase?.type === 'directory') return fromBase;
-      return { type: 'directory', size: 0, mtimeMs: Date.now(), mode: DIRECTORY_MODE };
+      return { type: 'directory', size: 0, mtimeMs: this.latestWriteBelow(file), mode: DIRECTORY_MODE };
     }
     if (entry?.kind === 'deleted' || this.hidden(file)) return undefined;
     return this.base.stat(file);

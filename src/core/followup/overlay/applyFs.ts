@@ -1,7 +1,6 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { constants } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 
 export interface ApplyFsStat {
   type: 'file' | 'directory' | 'symlink' | 'other';
@@ -39,17 +38,6 @@ function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-async function flush(path: string, mode: number | undefined): Promise<void> {
-  // Read-only is enough for fchmod and fsync, and works when the new mode forbids writing.
-  const handle = await open(path, 'r');
-  try {
-    if (mode !== undefined) await handle.chmod(mode);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** The real implementation on node:fs. */
 export const nodeApplyFs: ApplyFs = {
   async readFile(absolute) {
@@ -66,14 +54,20 @@ export const nodeApplyFs: ApplyFs = {
     }
   },
   async copyDurable(source, destination, mode) {
-    // COPYFILE_EXCL: never clobber something that appeared under the temp name.
-    await copyFile(source, destination, constants.COPYFILE_EXCL);
+    const data = await readFile(source);
+    // 'wx': never clobber something that appeared under the temp name. Created with the default
+    // mode (umask applies), which is what a new file gets; an existing file's mode is set explicitly.
+    const handle = await open(destination, 'wx');
     try {
-      await flush(destination, mode);
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode);
+      await handle.sync();
     } catch (error) {
+      await handle.close();
       await unlink(destination).catch(() => undefined);
       throw error;
     }
+    await handle.close();
   },
   async writeDurable(destination, data) {
     const handle = await open(destination, 'wx');

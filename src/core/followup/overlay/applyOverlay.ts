@@ -6,6 +6,7 @@ import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
 import { errorCode, type ApplyFs, type ApplyFsStat } from './applyFs';
 import { removeJournal, tempPathFor, writeJournal, type ApplyJournal, type FileExpectation, type JournalStep } from './applyJournal';
 import { isAtOrBelow, sha256, type OverlayEntry } from './entries';
+import { forEachLimited } from './pool';
 
 export type ConflictReason =
   /** The real file changed after the overlay first touched it. */
@@ -170,7 +171,17 @@ export async function findConflicts(input: CheckInput, entries: ReadonlyMap<stri
     const result = await check(input, file, entry, false);
     if (!result.ok) conflicts.push(result.conflict);
   }
-  return conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return sortConflicts(conflicts);
+}
+
+/** How many files are checked or staged at once. */
+const CONCURRENCY = 8;
+
+/** A per-file failure carried out of the worker pool with the file it belongs to. */
+class StepFailure extends Error {
+  constructor(readonly path: string, override readonly cause: unknown) {
+    super(path);
+  }
 }
 
 interface PlannedStep extends JournalStep {
@@ -221,8 +232,28 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   const applied: string[] = [];
   const plan: PlannedStep[] = [];
   const createdDirs = new Set<string>();
-  for (const [file, entry] of [...input.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const result = await check(input, file, entry, input.overwrite.has(file));
+  const sorted = [...input.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const checks: Check[] = new Array(sorted.length);
+  try {
+    await forEachLimited(sorted, CONCURRENCY, async ([file, entry], index) => {
+      try {
+        checks[index] = await check(input, file, entry, input.overwrite.has(file));
+      } catch (error) {
+        throw new StepFailure(file, error);
+      }
+    });
+  } catch (error) {
+    if (!(error instanceof StepFailure)) throw error;
+    throw new OverlayApplyError(
+      `Accepting the speculation failed while checking "${error.path}" (${describeCode(error.cause)}); no file in the workspace was changed. Check that the file can be read, then accept again.`,
+      error.path,
+      [],
+      [{ path: error.path, code: describeCode(error.cause) }],
+      [],
+    );
+  }
+  for (const [index, result] of checks.entries()) {
+    const [file, entry] = sorted[index];
     if (!result.ok) {
       conflicts.push(result.conflict);
     } else if (result.done) {
@@ -236,7 +267,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   }
   if (plan.length === 0) {
     await removeEmptiedDirs(input, conflicts.map((c) => c.path));
-    return { applied, conflicts };
+    return { applied, conflicts: sortConflicts(conflicts) };
   }
 
   const dirs = [...createdDirs].sort((a, b) => a.split('/').length - b.split('/').length);
@@ -262,25 +293,32 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     await rollBackStaging(input, staged, dirs);
     throw stagingError(current, error, applied, conflicts);
   }
-  const commit: PlannedStep[] = [];
-  for (const [index, step] of plan.entries()) {
-    // Re-placed right before writing: a folder swapped for a symlink since the check must not lead out.
-    const unsafe = await placeAgain(input.root, step.path);
-    if (unsafe) {
-      conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
-      continue;
-    }
-    commit.push(step);
-    if (step.entry.kind !== 'written' || !step.temp) continue;
-    try {
-      await input.fs.copyDurable(input.blobPath(step.entry.blob), toAbsolute(input.root, step.temp), step.entry.mode);
-      staged.push(step);
-    } catch (error) {
-      await rollBackStaging(input, staged, dirs);
-      throw stagingError(step.path, error, applied, conflicts);
-    }
-    input.onStep?.({ phase: 'staged', path: step.path, index });
+  const refused = new Set<PlannedStep>();
+  try {
+    await forEachLimited(plan, CONCURRENCY, async (step, index) => {
+      // Re-placed right before writing: a folder swapped for a symlink since the check must not lead out.
+      const unsafe = await placeAgain(input.root, step.path);
+      if (unsafe) {
+        refused.add(step);
+        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
+        return;
+      }
+      if (step.entry.kind !== 'written' || !step.temp) return;
+      try {
+        await input.fs.copyDurable(input.blobPath(step.entry.blob), toAbsolute(input.root, step.temp), step.entry.mode);
+        staged.push(step);
+      } catch (error) {
+        throw new StepFailure(step.path, error);
+      }
+      input.onStep?.({ phase: 'staged', path: step.path, index });
+    });
+  } catch (error) {
+    // Anything but a file's I/O failure (a crash hook in tests) stops here like a dying process.
+    if (!(error instanceof StepFailure)) throw error;
+    await rollBackStaging(input, staged, dirs);
+    throw stagingError(error.path, error.cause, applied, conflicts);
   }
+  const commit = plan.filter((step) => !refused.has(step));
   try {
     const committing = new Set(commit);
     await writeJournal(input.fs, input.overlayDir, { ...journal, phase: 'committing', steps: journal.steps.filter((_, i) => committing.has(plan[i])) });
@@ -328,7 +366,11 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       conflicts,
     );
   }
-  return { applied, conflicts };
+  return { applied, conflicts: sortConflicts(conflicts) };
+}
+
+function sortConflicts(conflicts: Conflict[]): Conflict[] {
+  return conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 function stagingError(file: string, error: unknown, applied: string[], conflicts: Conflict[]): OverlayApplyError {
