@@ -23,14 +23,12 @@ function simulatedError(code: string): Error {
   return Object.assign(new Error(`${code}: simulated failure`), { code });
 }
 
-/** node's fs with one operation failing on its nth matching call while `armed`. */
-function faultyFs(op: 'copyDurable' | 'rename', nth: number, code: string): ApplyFs & { armed: boolean } {
-  let calls = 0;
+/** node's fs with one operation failing for one file's accept temp while `armed`. */
+function faultyFs(op: 'copyDurable' | 'rename', file: string, code: string): ApplyFs & { armed: boolean } {
   const fs = { ...nodeApplyFs, armed: true };
   const original = nodeApplyFs[op] as (...args: string[]) => Promise<void>;
   const wrapped = async (...args: string[]) => {
-    // Only workspace files count: the journal's own renames never fail here.
-    if (fs.armed && !args[0].endsWith('.json.tmp') && ++calls === nth) throw simulatedError(code);
+    if (fs.armed && args.some((arg) => typeof arg === 'string' && arg.includes(`/.${file}.speculate-`))) throw simulatedError(code);
     return original(...args);
   };
   return Object.assign(fs, { [op]: wrapped });
@@ -206,7 +204,7 @@ describe('OverlayFs accept', () => {
   });
 
   it('leaves the workspace untouched when staging fails, and names the file', async () => {
-    const fs = faultyFs('copyDurable', 2, 'ENOSPC');
+    const fs = faultyFs('copyDurable', 'b.txt', 'ENOSPC');
     const overlay = await box.open({ applyFs: fs });
     await speculate(overlay);
     const before = await snapshot(box.ws);
@@ -225,8 +223,25 @@ describe('OverlayFs accept', () => {
     assert.equal(await assertOldOrNew(box), 'new');
   });
 
+  it('stops before writing anything when a real file cannot be read for the check', async () => {
+    const unreadable: ApplyFs = {
+      ...nodeApplyFs,
+      readFile: async (absolute) => {
+        if (absolute.endsWith(`${path.sep}c.txt`)) throw simulatedError('EACCES');
+        return nodeApplyFs.readFile(absolute);
+      },
+    };
+    const overlay = await box.open({ applyFs: unreadable });
+    await speculate(overlay);
+    const before = await snapshot(box.ws);
+    const error = await thrown(() => overlay.applyToReal());
+    assert.ok(error instanceof OverlayApplyError);
+    assert.match(error.message, /while checking "c\.txt" \(EACCES\); no file in the workspace was changed/);
+    assert.deepEqual(await snapshot(box.ws), before);
+  });
+
   it('applies the other files when one rename fails, and reports both', async () => {
-    const fs = faultyFs('rename', 2, 'EACCES');
+    const fs = faultyFs('rename', 'b.txt', 'EACCES');
     const overlay = await box.open({ applyFs: fs });
     await speculate(overlay);
 
@@ -330,7 +345,7 @@ describe('OverlayFs accept', () => {
     const overlay = await box.open({ pid: DEAD_PID, onApplyStep: crashAfter('committed', 1) });
     await speculate(overlay);
     await thrown(() => overlay.applyToReal());
-    const broken = faultyFs('rename', 1, 'EIO');
+    const broken = faultyFs('rename', 'b.txt', 'EIO');
     const report = await cleanupStaleOverlays(box.tmpRoot, { ...onlyUsAlive, fs: broken });
     assert.deepEqual(report.kept, [DEAD_PID]);
     assert.equal(report.recovery[0].outcome, 'failed');

@@ -136,7 +136,9 @@ async function rollForward(fs: ApplyFs, journal: ApplyJournal): Promise<Omit<Rec
     if (step.action === 'write') {
       const temp = step.temp && (await placeable(root, step.temp)) ? toAbsolute(root, step.temp) : undefined;
       if (!temp || (await fs.lstat(temp))?.type !== 'file') {
-        applied.push(step.path); // renamed before the crash
+        // No temp: renamed before the crash — unless the accept refused this file at the last moment.
+        if (await matchesExpectation(fs, root, step)) kept.push(step.path);
+        else applied.push(step.path);
       } else if (await matchesExpectation(fs, root, step)) {
         await fs.rename(temp, target);
         touchedDirs.add(path.dirname(target));
