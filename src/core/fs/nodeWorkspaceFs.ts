@@ -5,7 +5,7 @@ import type { Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
 import { isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
-import { findExecutable, ripgrepFiles } from './ripgrep';
+import { findExecutable, ripgrepFiles, ripgrepTree } from './ripgrep';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from './textSearch';
 import { comparePaths, joinPath, walkFiles, type TreeEntry, type TreeSource } from './treeWalk';
 import {
@@ -32,6 +32,7 @@ export interface NodeWorkspaceFsOptions {
 /** Files handed to one search step (one ripgrep process); bounds argv size and lets a limit stop early. */
 const SEARCH_CHUNK_FILES = 512;
 const DEFAULT_SEARCH_LIMIT = 10_000;
+const JS_READ_BATCH = 32;
 const DEFAULT_GLOB_LIMIT = 100_000;
 
 function errorCode(error: unknown): string | undefined {
@@ -145,8 +146,12 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     }
   }
 
-  /** The walk's view of this workspace: symlinked directories are never entered (no cycles, no escapes). */
-  private treeSource(): TreeSource {
+  /**
+   * The walk's view of this workspace. Symlinked directories are never entered (no cycles, no
+   * escapes); symlinked files are listed when they stay inside, unless `skipLinks` (search skips
+   * every symlink, as ripgrep does).
+   */
+  private treeSource(skipLinks = false): TreeSource {
     return {
       entries: async (dir: string): Promise<TreeEntry[]> => {
         const absolute = toAbsolute(this.root, dir);
@@ -156,7 +161,8 @@ export class NodeWorkspaceFs implements WorkspaceFs {
         } catch {
           return [];
         }
-        const entries = await Promise.all(dirents.map((dirent) => this.placeEntry(absolute, dirent, false)));
+        const kept = skipLinks ? dirents.filter((dirent) => !dirent.isSymbolicLink()) : dirents;
+        const entries = await Promise.all(kept.map((dirent) => this.placeEntry(absolute, dirent, false)));
         return entries.filter((entry): entry is TreeEntry => entry !== undefined);
       },
       readText: async (file: string): Promise<string | undefined> => {
@@ -217,6 +223,11 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     return text;
   }
 
+  /**
+   * Lines matching `pattern`, in path then line order. With ripgrep, it walks the folder itself
+   * when its ignore flags can express our rules (no .gitignore between the root and the searched
+   * folder), else it searches the files our own walk lists; without ripgrep, JavaScript does.
+   */
   async search(pattern: string, options: SearchOptions = {}): Promise<SearchMatch[]> {
     const { signal } = options;
     const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
@@ -224,7 +235,16 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const start = await this.resolve(options.path ?? '');
     const startInfo = await this.stat(start);
     if (!startInfo) throw new FileNotFoundError(start || '.');
-    const wanted = searchGlobFilter(options.glob, startInfo.type === 'directory' ? start : '');
+    const glob = options.glob?.trim() ? options.glob.trim() : undefined;
+    const wanted = searchGlobFilter(glob, startInfo.type === 'directory' ? start : '');
+
+    if (this.ripgrepPath && startInfo.type === 'directory') {
+      const ignoreFiles = await this.rootIgnoreFileFor(start);
+      if (ignoreFiles) {
+        const nameGlob = glob && !glob.includes('/') ? glob : undefined;
+        return ripgrepTree(this.ripgrepPath, this.root, pattern, { start, ignoreFiles, nameGlob, keep: wanted, maxFileBytes: this.maxSearchFileBytes, limit, signal });
+      }
+    }
 
     const results: SearchMatch[] = [];
     let chunk: string[] = [];
@@ -238,7 +258,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
       results.push(...found);
     };
 
-    const candidates = startInfo.type === 'file' ? singleFile(start) : walkFiles(this.treeSource(), { start, signal });
+    const candidates = startInfo.type === 'file' ? singleFile(start) : walkFiles(this.treeSource(true), { start, signal });
     for await (const file of candidates) {
       if (!wanted(file)) continue;
       chunk.push(file);
@@ -249,6 +269,30 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     }
     if (results.length < limit && chunk.length > 0) await flush();
     return results.sort(compareMatches).slice(0, limit);
+  }
+
+  /**
+   * The --ignore-file list that makes ripgrep, walking `start`, apply the rules of the .gitignore
+   * files above it: ripgrep takes them relative to the root, which is right only for the root's
+   * own .gitignore. Undefined when a folder in between has one (then our own walk decides).
+   */
+  private async rootIgnoreFileFor(start: string): Promise<string[] | undefined> {
+    if (start === '') return [];
+    const segments = start.split('/');
+    for (let depth = 1; depth < segments.length; depth++) {
+      const between = `${segments.slice(0, depth).join('/')}/.gitignore`;
+      if (await this.exists(between)) return undefined;
+    }
+    return (await this.exists('.gitignore')) ? ['.gitignore'] : [];
+  }
+
+  private async exists(relative: string): Promise<boolean> {
+    try {
+      await fs.access(toAbsolute(this.root, relative));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Drops files too large to search; names stay workspace-relative. */
@@ -267,17 +311,16 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   private async searchWithJavaScript(files: string[], regex: RegExp, limit: number, signal?: AbortSignal): Promise<SearchMatch[]> {
     const found: SearchMatch[] = [];
-    for (const file of files) {
+    // Reads go out a batch at a time (one at a time is bound by round trips), results stay in order.
+    for (let at = 0; at < files.length && found.length < limit; at += JS_READ_BATCH) {
       signal?.throwIfAborted();
-      if (found.length >= limit) break;
-      let data: Buffer;
-      try {
-        data = await fs.readFile(toAbsolute(this.root, file));
-      } catch {
-        continue;
+      const batch = files.slice(at, at + JS_READ_BATCH);
+      const contents = await Promise.all(batch.map((file) => fs.readFile(toAbsolute(this.root, file)).catch(() => undefined)));
+      for (let index = 0; index < batch.length && found.length < limit; index++) {
+        const data = contents[index];
+        if (!data || isBinary(data)) continue;
+        found.push(...matchLines(batch[index], data.toString('utf8'), regex, limit - found.length));
       }
-      if (isBinary(data)) continue;
-      found.push(...matchLines(file, data.toString('utf8'), regex, limit - found.length));
     }
     return found;
   }

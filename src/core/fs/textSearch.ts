@@ -38,6 +38,8 @@ export function clipLine(text: string): string {
 /** Matching lines of one file's text, at most `limit`. */
 export function matchLines(path: string, text: string, regex: RegExp, limit: number): SearchMatch[] {
   const matches: SearchMatch[] = [];
+  // Most files do not match at all; one pass over the whole text rules them out cheaply.
+  if (!couldMatch(text, regex)) return matches;
   const lines = text.split('\n');
   if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
   for (let index = 0; index < lines.length && matches.length < limit; index++) {
@@ -45,6 +47,24 @@ export function matchLines(path: string, text: string, regex: RegExp, limit: num
     if (regex.test(line)) matches.push({ path, line: index + 1, text: clipLine(line) });
   }
   return matches;
+}
+
+const wholeTextForms = new WeakMap<RegExp, RegExp | null>();
+
+/**
+ * False only when no line can match: the pattern is tried once on the whole text in multiline
+ * mode. Patterns whose verdict could change when they see past a line end (lookbehind, negative
+ * lookahead, \r) and CRLF texts skip this shortcut.
+ */
+function couldMatch(text: string, regex: RegExp): boolean {
+  let whole = wholeTextForms.get(regex);
+  if (whole === undefined) {
+    whole = /\(\?<|\(\?!|\\r/.test(regex.source) ? null : new RegExp(regex.source, regex.flags.includes('m') ? regex.flags : `${regex.flags}m`);
+    wholeTextForms.set(regex, whole);
+  }
+  if (whole === null || text.includes('\r')) return true;
+  whole.lastIndex = 0;
+  return whole.test(text);
 }
 
 export function compareMatches(a: SearchMatch, b: SearchMatch): number {

@@ -1,7 +1,7 @@
 // The real workspace file system: isolation on every method, glob with .gitignore, and the two
 // search backends giving the same answers on the same tree.
 import * as assert from 'node:assert/strict';
-import { mkdir, readFile, stat, symlink, chmod, readdir } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../../src/core/fs/nodeWorkspaceFs';
 import { findExecutable } from '../../../src/core/fs/ripgrep';
@@ -197,6 +197,11 @@ describe('NodeWorkspaceFs', () => {
       await ws.write('bin/data.bin', Buffer.concat([Buffer.from('hello binary\n'), Buffer.from([0, 1, 2]), Buffer.from('\nhello\n')]));
       await ws.write('src/long.ts', `const s = "${'x'.repeat(900)} hello";\n`);
       await ws.link('link-in.md', path.join(ws.root, 'README.md'));
+      // A .gitignore between the root and the searched folder, which ripgrep cannot be told about.
+      await ws.write('docs/.gitignore', '*.tmp\n');
+      await ws.write('docs/sub/x.md', 'hello sub\n');
+      await ws.write('docs/sub/y.tmp', 'hello tmp\n');
+      await ws.write('docs/sub/dist/z.md', 'hello dist\n');
       await addEscapes(ws);
       const backends = await bothBackends();
       const queries: [string, Parameters<NodeWorkspaceFs['search']>[1]][] = [
@@ -206,6 +211,10 @@ describe('NodeWorkspaceFs', () => {
         ['hello', { glob: 'src/**/*.ts' }],
         ['hello', { path: 'src', glob: 'nested/*.ts' }],
         ['hello', { path: 'docs/guide.md' }],
+        ['hello', { path: 'docs/sub' }],
+        ['hello', { path: 'docs' }],
+        ['hello', { path: 'src/nested' }],
+        ['hello', { path: 'dist' }],
         ['^export (const|function)', {}],
         ['world;$', {}],
         ['hello', { limit: 3 }],
@@ -218,8 +227,7 @@ describe('NodeWorkspaceFs', () => {
       }
       const all = await backends.rg.search('hello');
       assert.ok(!all.some((match) => match.path.startsWith('bin/')), 'binary files are skipped');
-      assert.ok(all.some((match) => match.path === 'link-in.md'));
-      assert.ok(!all.some((match) => /link-out|linkdir-out|dangling/.test(match.path)));
+      assert.ok(!all.some((match) => /link-in|link-out|linkdir-out|dangling/.test(match.path)), 'symlinks are not searched');
       const long = all.find((match) => match.path === 'src/long.ts');
       assert.ok(long && long.text.length <= 501 && long.text.endsWith('…'));
     });
@@ -259,6 +267,36 @@ describe('NodeWorkspaceFs', () => {
         await assert.rejects(backend.search('hello', { signal: controller.signal }), { name: 'AbortError' }, backend.searchBackend);
       }
     });
+  });
+
+  it('kills a running ripgrep when the search is aborted', async () => {
+    const pidFile = path.join(ws.outside, 'rg.pid');
+    // A stand-in for rg that records its pid and then hangs, so the abort must kill it.
+    const fakeRg = path.join(ws.outside, 'fake-rg');
+    await writeFile(fakeRg, `#!/bin/sh\necho $$ > ${pidFile}\nexec sleep 30\n`);
+    await chmod(fakeRg, 0o755);
+    const hanging = await NodeWorkspaceFs.open(ws.root, { ripgrepPath: fakeRg });
+    const controller = new AbortController();
+    const searching = hanging.search('hello', { signal: controller.signal });
+    let pid = 0;
+    for (let i = 0; i < 250 && pid === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim()) || 0;
+    }
+    assert.ok(pid > 0, 'the stand-in rg started');
+    controller.abort();
+    await assert.rejects(searching, { name: 'AbortError' });
+    let running = true;
+    for (let i = 0; i < 100 && running; i++) {
+      try {
+        const state = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.[0];
+        running = state !== 'Z';
+      } catch {
+        running = false;
+      }
+      if (running) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.equal(running, false, 'the rg process is gone');
   });
 
   it('creates parents but never follows a symlinked folder out when writing deep paths', async () => {
