@@ -344,15 +344,18 @@ export class OverlayFs implements WorkspaceFs {
   /**
    * Accept: writes every touched file whose real version is still the one the overlay started from
    * (or that `overwrite` names) atomically into the workspace; the others come back as conflicts and
-   * stay in the overlay for the user to decide. Applied paths leave the overlay. Throws
+   * stay in the overlay for the user to decide. `skip` leaves files out (Keep mine) without a report. Applied paths leave the overlay. Throws
    * OverlayApplyError (naming the files) when the disk refuses; see applyEntries for what is applied then.
    */
-  async applyToReal(options: { overwrite?: readonly string[] } = {}): Promise<ApplyResult> {
+  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[] } = {}): Promise<ApplyResult> {
     return this.lock.exclusive(async () => {
       this.assertUsable();
       const overwrite = new Set<string>();
       for (const requested of options.overwrite ?? []) overwrite.add(await this.entryKey(requested));
-      return this.applySelected(this.entries, overwrite, [...this.deletedDirs]);
+      const skip = new Set<string>();
+      for (const requested of options.skip ?? []) skip.add(await this.entryKey(requested));
+      const selected = new Map([...this.entries].filter(([file]) => !skip.has(file)));
+      return this.applySelected(selected, overwrite, [...this.deletedDirs]);
     });
   }
 

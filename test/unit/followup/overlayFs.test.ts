@@ -5,6 +5,7 @@ import { stat as realStat } from 'node:fs/promises';
 import * as path from 'node:path';
 import { FileNotFoundError } from '../../../src/core/fs/workspaceFs';
 import { OverlayDiscardedError, type OverlayFs } from '../../../src/core/followup/overlayFs';
+import type { SpeculationOverlay } from '../../../src/core/followup/speculation';
 import { exists, makeSandbox, makeSymlink, snapshot, text, thrown, type Sandbox } from './overlayKit';
 
 describe('OverlayFs merged view', () => {
@@ -30,6 +31,9 @@ describe('OverlayFs merged view', () => {
   });
 
   it('reads untouched files straight from the workspace', async () => {
+    // The engine takes it as its overlay (checked by the type checker).
+    const engineView: SpeculationOverlay = overlay;
+    assert.equal(engineView.id, overlay.id);
     assert.equal(text(await overlay.readFile('README.md')), '# Project\nhello world\n');
     assert.deepEqual(await overlay.stat('src/app.ts'), await box.base.stat('src/app.ts'));
     assert.equal(overlay.root, box.ws);
