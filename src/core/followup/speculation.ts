@@ -6,7 +6,7 @@ import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import type { Tool, ToolArgs, ToolContext } from '../tools/types';
-import type { CacheSafeParams } from './forkedQuery';
+import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from './toolPairing';
 
@@ -230,15 +230,9 @@ export class Speculation {
     return this.snapshot();
   }
 
-  private forkMessages(): ChatMessage[] {
-    const { generationConfig, history } = this.options.params;
-    return [{ role: 'system', content: generationConfig.systemPrompt }, ...history, ...this.messages];
-  }
-
   private async loop(): Promise<void> {
     const maxTurns = Math.min(this.options.maxTurns ?? MAX_SPECULATION_TURNS, MAX_SPECULATION_TURNS);
     const maxMessages = Math.min(this.options.maxMessages ?? MAX_SPECULATION_MESSAGES, MAX_SPECULATION_MESSAGES);
-    const { generationConfig, model } = this.options.params;
     for (;;) {
       if (this.controller.signal.aborted) return this.finish('aborted');
       if (this.turns >= maxTurns) {
@@ -249,14 +243,7 @@ export class Speculation {
       }
       this.turns++;
       this.emit({ type: 'assistant_start' });
-      const assistant = await this.streamTurn({
-        model: this.options.model || model,
-        messages: this.forkMessages(),
-        tools: generationConfig.tools,
-        ...(generationConfig.temperature !== undefined ? { temperature: generationConfig.temperature } : {}),
-        thinking: false,
-        signal: this.controller.signal,
-      });
+      const assistant = await this.streamTurn();
       if (this.controller.signal.aborted) return this.finish('aborted');
       const calls = assistant.tool_calls ?? [];
       if (calls.length === 0) {
@@ -270,19 +257,23 @@ export class Speculation {
     }
   }
 
-  private async streamTurn(request: Parameters<LlmClient['stream']>[0]): Promise<AssistantMessage> {
-    for await (const event of this.options.llm.stream(request)) {
-      if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
-      if (event.type === 'text') this.emit({ type: 'text', delta: event.delta });
-      else if (event.type === 'done') {
-        this.usage.promptTokens += event.usage.promptTokens;
-        this.usage.completionTokens += event.usage.completionTokens;
-        this.usage.cachedTokens += event.usage.cachedTokens;
-        return event.message;
-      }
-    }
+  /** One model round trip as a fork: the main chat's exact prefix, then the speculated messages. */
+  private async streamTurn(): Promise<AssistantMessage> {
+    const { message, usage } = await runForkedQuery({
+      params: this.options.params,
+      llm: this.options.llm,
+      extraMessages: this.messages,
+      ...(this.options.model ? { model: this.options.model } : {}),
+      signal: this.controller.signal,
+      onEvent: (event) => {
+        if (event.type === 'text' && !this.controller.signal.aborted) this.emit({ type: 'text', delta: event.delta });
+      },
+    });
     if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
-    throw new LlmError('bad_response', 'The model stream ended without a final message.');
+    this.usage.promptTokens += usage.promptTokens;
+    this.usage.completionTokens += usage.completionTokens;
+    this.usage.cachedTokens += usage.cachedTokens;
+    return message;
   }
 
   /**
