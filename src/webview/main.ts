@@ -1,3 +1,212 @@
-// Entry of the chat webview bundle.
+// Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
+// and applies the host's messages (validated first; anything malformed is ignored).
+import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus } from '../shared/protocol';
+import { h } from './dom';
+import { icon } from './icons';
+import { Composer } from './input';
+import { SpeculationStatusLine } from './status';
+import { Transcript } from './transcript';
+import { connectToHost, type SavedState } from './vscodeApi';
+
 const root = document.getElementById('app');
-if (root) root.textContent = 'Speculate';
+if (root) start(root);
+
+function start(app: HTMLElement): void {
+  const host = connectToHost();
+  const saved: SavedState | undefined = host.loadState();
+  let state: SavedState = saved ?? { draft: '', scrollTop: null };
+  let initialised = false;
+
+  const announcer = h('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true', id: 'announcer' });
+  let announceTimer: number | undefined;
+  const announce = (text: string): void => {
+    // Clearing first makes a repeated sentence be read again.
+    announcer.textContent = '';
+    window.clearTimeout(announceTimer);
+    announceTimer = window.setTimeout(() => (announcer.textContent = text), 40);
+  };
+
+  const save = (patch: Partial<SavedState>): void => {
+    state = { ...state, ...patch };
+    host.saveState(state);
+  };
+
+  const welcomeDemo = h('p', { class: 'welcome-demo', hidden: true }, icon('warning'), h('span', {}, 'You are on the built-in demo model. Set your endpoint and API key in the Speculate settings to chat with your own model.'));
+  const welcome = buildWelcome(welcomeDemo);
+
+  const status = new SpeculationStatusLine({ post: host.post, announce });
+  const composer = new Composer(status.element, {
+    post: host.post,
+    announce,
+    draftChanged: (draft) => save({ draft }),
+  });
+  const transcript = new Transcript(welcome, {
+    post: host.post,
+    announce,
+    isTyping: () => composer.hasDraft(),
+    focusInput: () => composer.focus(),
+  });
+  const progress = h('div', { class: 'progress', hidden: true, role: 'status' }, icon('spinner', 'spin'), h('span', {}, 'Working…'));
+  transcript.element.appendChild(progress);
+
+  app.classList.add('chat');
+  app.replaceChildren(transcript.element, composer.element, announcer);
+
+  let lastSpeculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
+  const showSpeculation = (next: SpeculationStatus): void => {
+    lastSpeculation = next;
+    status.update(next, composer.currentSuggestion?.id);
+  };
+
+  const setModel = (model: ModelInfo): void => {
+    composer.setModel(model);
+    welcomeDemo.hidden = !model.demo;
+  };
+
+  const setBusy = (busy: boolean): void => {
+    composer.setBusy(busy);
+    const scroller = transcript.element;
+    const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+    progress.hidden = !busy;
+    if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+  };
+
+  const applyInit = (snapshot: ChatSnapshot): void => {
+    transcript.reset(snapshot.transcript);
+    setModel(snapshot.model);
+    composer.setSettings(snapshot.settings);
+    setBusy(snapshot.busy);
+    if (!initialised) {
+      // A draft kept by VS Code for this webview wins over the host's copy.
+      const draft = state.draft !== '' ? state.draft : (snapshot.draft ?? '');
+      if (draft !== '' && composer.value === '') composer.setDraft(draft);
+    }
+    composer.setSuggestion(snapshot.suggestion);
+    showSpeculation(snapshot.speculation);
+    const scroller = transcript.element;
+    if (!initialised && state.scrollTop !== null) scroller.scrollTop = state.scrollTop;
+    else scroller.scrollTop = scroller.scrollHeight;
+    initialised = true;
+  };
+
+  const handle = (message: HostToWebview): void => {
+    switch (message.type) {
+      case 'init':
+        return applyInit(message.state);
+      case 'config':
+        setModel(message.model);
+        return composer.setSettings(message.settings);
+      case 'userMessage':
+        return transcript.userMessage(message.id, message.text, message.speculated === true);
+      case 'assistantStart':
+        return transcript.assistantStart(message.id, message.speculated === true);
+      case 'assistantDelta':
+        return transcript.assistantDelta(message.id, message.text);
+      case 'assistantEnd':
+        return transcript.assistantEnd(message.id);
+      case 'toolGroupStart':
+        return transcript.toolGroupStart(message.id, message.calls, message.speculated === true);
+      case 'toolCallUpdate':
+        return transcript.toolCallUpdate(message.groupId, message.call);
+      case 'toolGroupEnd':
+        return transcript.toolGroupEnd(message.id);
+      case 'approvalRequest':
+        return transcript.approvalRequest(message.id, message.tool, message.summary, message.detail);
+      case 'approvalResolved':
+        return transcript.approvalResolved(message.id, message.decision);
+      case 'error':
+        return transcript.error(message.id, message.message, message.retryable);
+      case 'turnState':
+        return setBusy(message.busy);
+      case 'notice':
+        return transcript.notice(message.id, message.text);
+      case 'suggestion':
+        composer.setSuggestion({ id: message.id, text: message.text });
+        return showSpeculation(lastSpeculation);
+      case 'suggestionCleared':
+        composer.setSuggestion(null);
+        return showSpeculation(lastSpeculation);
+      case 'speculation':
+        return showSpeculation(message.status);
+      case 'appendItems':
+        for (const item of message.items) transcript.append(item);
+        return;
+      case 'conflicts':
+        return transcript.conflicts(message.id, message.files);
+      case 'conflictResolved':
+        return transcript.conflictResolved(message.id, message.path, message.resolution);
+      case 'clear':
+        transcript.clear();
+        composer.setSuggestion(null);
+        showSpeculation({ state: 'idle', toolCalls: 0, filesWritten: [] });
+        setBusy(false);
+        save({ scrollTop: null });
+        return composer.focus();
+      case 'focusInput':
+        return composer.focus();
+    }
+  };
+
+  window.addEventListener('message', (event: MessageEvent) => {
+    const message = parseHostMessage(event.data);
+    if (!message) return;
+    try {
+      handle(message);
+    } catch (error) {
+      // One bad message must not take the chat down; the next init repairs the view.
+      console.error('Speculate webview: could not apply', message.type, error);
+    }
+  });
+
+  // Links never navigate the webview: the host opens files in the editor and URLs outside.
+  const onLink = (event: MouseEvent): void => {
+    const target = event.target instanceof Element ? event.target.closest('a') : null;
+    if (!target) return;
+    event.preventDefault();
+    if (event.type === 'auxclick') return;
+    const url = target.dataset.url;
+    const path = target.dataset.path;
+    if (url && /^https?:\/\//i.test(url)) host.post({ type: 'openLink', url });
+    else if (path) {
+      const line = Number(target.dataset.line);
+      host.post(Number.isInteger(line) && line >= 1 ? { type: 'openFile', path, line } : { type: 'openFile', path });
+    }
+  };
+  document.addEventListener('click', onLink);
+  document.addEventListener('auxclick', onLink);
+
+  let scrollFrame: number | null = null;
+  transcript.element.addEventListener('scroll', () => {
+    if (scrollFrame !== null) return;
+    scrollFrame = requestAnimationFrame(() => {
+      scrollFrame = null;
+      const scroller = transcript.element;
+      const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+      save({ scrollTop: atBottom ? null : Math.round(scroller.scrollTop) });
+    });
+  });
+
+  if (saved && saved.draft !== '') composer.setDraft(saved.draft);
+  host.post({ type: 'ready' });
+  composer.focus();
+}
+
+function buildWelcome(demoNote: HTMLElement): HTMLElement {
+  const key = (keys: string, words: string): HTMLElement => h('li', {}, h('span', { class: 'keys' }, ...keys.split(' ').map((k) => h('kbd', {}, k))), h('span', {}, words));
+  return h(
+    'div',
+    { class: 'welcome' },
+    h('div', { class: 'welcome-mark' }, icon('sparkle')),
+    h('h2', {}, 'Speculate'),
+    h('p', {}, 'Ask about your code or say what to change. After each answer, Speculate predicts your next step and starts on it right away, keeping every file change aside until you accept.'),
+    h(
+      'ul',
+      { class: 'welcome-keys', 'aria-label': 'Keys' },
+      key('Tab', 'accept the suggestion and its finished work'),
+      key('→', 'take the suggestion as text to edit'),
+      key('Esc', 'dismiss the suggestion'),
+      key('Enter', 'send · Shift+Enter for a new line'),
+    ),
+    demoNote,
+  );
+}

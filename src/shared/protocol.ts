@@ -1,0 +1,427 @@
+// The one typed message protocol between the extension host (src/vscode/chatView.ts) and the chat
+// webview (src/webview/); both sides import it. Runtime validators guard each direction.
+//
+// Conversation order (what the host sends, what it hears back):
+//   load        webview → ready;  host → init (full snapshot; resent whenever the webview reloads)
+//   a turn      webview → submit{text};  host → userMessage, turnState{busy:true},
+//               assistantStart, assistantDelta…, assistantEnd, toolGroupStart, toolCallUpdate…,
+//               (approvalRequest → webview → approvalAnswer → host → approvalResolved),
+//               toolGroupEnd, [more assistant/tool rounds], turnState{busy:false}
+//   suggestion  host → suggestion{id,text}, speculation{state:'running'…} … speculation{state:'ready'}
+//   Tab         webview → acceptSuggestion{suggestionId, method:'tab'};  host → suggestionCleared,
+//               appendItems{items} (the speculated turn at once), notice, speculation{state:'idle'},
+//               and the pipelined suggestion{…}. If files changed meanwhile: conflicts{…} →
+//               webview → conflictChoice… → host → conflictResolved per file.
+//   dismiss     webview → suggestionDismissed{suggestionId, why};  host aborts the speculation and
+//               sends suggestionCleared + speculation{state:'idle'}.
+// Ids (message, tool group, approval, error, notice, conflict set, suggestion) are chosen by the
+// host and unique within one chat; the webview only echoes them back.
+
+// ───────────────────────────── shared value types ─────────────────────────────
+
+export type ToolCallStatus = 'running' | 'ok' | 'error' | 'denied' | 'pending-approval';
+
+/** One tool call as the user sees it (never overlay paths: workspace paths only). */
+export interface ToolCallView {
+  callId: string;
+  /** Tool name as the model called it, e.g. `read_file`. */
+  tool: string;
+  /** One line describing the arguments, e.g. `src/app.ts` or `npm test`. */
+  summary: string;
+  status: ToolCallStatus;
+  /** What the tool returned (or why it failed); the webview folds long results. */
+  result?: string;
+}
+
+export type ApprovalDecision = 'allow' | 'deny' | 'always';
+
+export type ConflictChoice = 'open-diff' | 'overwrite' | 'keep-mine';
+/** The choices that settle a conflicted file; 'open-diff' only shows it. */
+export type ConflictResolution = 'overwrite' | 'keep-mine';
+
+export interface ConflictFile {
+  /** Workspace-relative path. */
+  path: string;
+  /** Why it conflicts, in words: "changed in the editor since Speculate copied it". */
+  reason: string;
+  /** Set once the user has settled it (from a snapshot or conflictResolved). */
+  resolution?: ConflictResolution;
+}
+
+/** Everything the transcript can show; `init.transcript` and `appendItems` carry these. */
+export type TranscriptItem =
+  | { kind: 'user'; id: string; text: string; /** came from an accepted speculation */ speculated?: boolean }
+  | {
+      kind: 'assistant';
+      id: string;
+      /** Markdown, rendered safely by the webview. */
+      text: string;
+      /** true while deltas are still expected (a snapshot taken mid-stream). */
+      streaming?: boolean;
+      speculated?: boolean;
+    }
+  | { kind: 'toolGroup'; id: string; calls: ToolCallView[]; done: boolean; speculated?: boolean }
+  | {
+      kind: 'approval';
+      id: string;
+      tool: string;
+      summary: string;
+      /** The full command, diff summary or URL the user is asked about. */
+      detail: string;
+      /** The tool call waiting on this approval, when there is one. */
+      callId?: string;
+      /** Absent while waiting for the user. */
+      decision?: ApprovalDecision;
+    }
+  | { kind: 'error'; id: string; message: string; retryable: boolean }
+  | { kind: 'notice'; id: string; text: string }
+  | { kind: 'conflicts'; id: string; files: ConflictFile[] };
+
+export type TranscriptItemKind = TranscriptItem['kind'];
+
+export type SpeculationState = 'idle' | 'running' | 'ready' | 'boundary' | 'failed';
+
+export interface SpeculationBoundary {
+  /** The gate's category, e.g. 'write' | 'shell' | 'network' | 'interaction' | 'path' | 'unknown' | 'limit'. */
+  type: string;
+  /** The tool the speculation stopped before, e.g. `run_shell_command`. */
+  tool: string;
+  /** Words for the user; inline code in backticks is rendered: "`npm install` changes files". */
+  detail: string;
+}
+
+export interface SpeculationStatus {
+  state: SpeculationState;
+  /** Tool calls completed so far in the speculation. */
+  toolCalls: number;
+  /** Workspace-relative paths written into the overlay (never overlay paths). */
+  filesWritten: string[];
+  /** The suggestion this speculation runs; lets the webview ignore a stale status. */
+  suggestionId?: string;
+  /** Present when state is 'boundary'. */
+  boundary?: SpeculationBoundary;
+  /** Short words when state is 'failed'; shown quietly. */
+  error?: string;
+}
+
+export interface ModelInfo {
+  /** Shown in the input toolbar, e.g. "qwen3-coder-plus". */
+  label: string;
+  /** true for the built-in demo model: the webview shows a "demo model" badge. */
+  demo: boolean;
+}
+
+export interface ChatSettings {
+  /** `speculate.enterAcceptsSuggestion`: Enter on an empty input accepts the suggestion too. */
+  enterAcceptsSuggestion: boolean;
+}
+
+export interface Suggestion {
+  id: string;
+  text: string;
+}
+
+/** The full state the webview renders after (re)loading. */
+export interface ChatSnapshot {
+  transcript: TranscriptItem[];
+  /** A turn is running: the send button is a Stop button. */
+  busy: boolean;
+  /** A draft the host kept; the webview's own saved draft (getState) wins over it. */
+  draft?: string;
+  suggestion: Suggestion | null;
+  speculation: SpeculationStatus;
+  model: ModelInfo;
+  settings: ChatSettings;
+}
+
+// ───────────────────────────── host → webview ─────────────────────────────
+
+export type HostToWebview =
+  /** Full snapshot; replaces everything on screen. Send on `ready`, and again whenever useful. */
+  | { type: 'init'; state: ChatSnapshot }
+  /** Model label or settings changed while the view is open. */
+  | { type: 'config'; model: ModelInfo; settings: ChatSettings }
+  | { type: 'userMessage'; id: string; text: string; speculated?: boolean }
+  | { type: 'assistantStart'; id: string; speculated?: boolean }
+  /** Appends markdown to the message `id` (the webview re-renders only that message). */
+  | { type: 'assistantDelta'; id: string; text: string }
+  | { type: 'assistantEnd'; id: string }
+  | { type: 'toolGroupStart'; id: string; calls: ToolCallView[]; speculated?: boolean }
+  /** Adds or replaces (by callId) one call of group `groupId`. */
+  | { type: 'toolCallUpdate'; groupId: string; call: ToolCallView }
+  | { type: 'toolGroupEnd'; id: string }
+  /** Shows Allow / Deny / Always inline; focus moves to Allow unless the user is typing. */
+  | { type: 'approvalRequest'; id: string; tool: string; summary: string; detail: string; callId?: string }
+  /** The approval was answered (here or elsewhere) or cancelled by Stop: buttons go away. */
+  | { type: 'approvalResolved'; id: string; decision: ApprovalDecision }
+  | { type: 'error'; id: string; message: string; retryable: boolean }
+  | { type: 'turnState'; busy: boolean }
+  /** A quiet line in the transcript, e.g. "Speculated 4 tool calls · 3.2 s saved". */
+  | { type: 'notice'; id: string; text: string }
+  /** Ghost text in the empty input. Replaces any earlier suggestion. */
+  | { type: 'suggestion'; id: string; text: string }
+  | { type: 'suggestionCleared' }
+  | { type: 'speculation'; status: SpeculationStatus }
+  /** Several items at once, e.g. an accepted speculation's turns. */
+  | { type: 'appendItems'; items: TranscriptItem[] }
+  /** Files that changed in the workspace since the overlay copied them; the user picks per file. */
+  | { type: 'conflicts'; id: string; files: ConflictFile[] }
+  | { type: 'conflictResolved'; id: string; path: string; resolution: ConflictResolution }
+  /** New chat: empty transcript, no suggestion, speculation idle. */
+  | { type: 'clear' }
+  | { type: 'focusInput' };
+
+export type HostMessageType = HostToWebview['type'];
+
+// ───────────────────────────── webview → host ─────────────────────────────
+
+export type AcceptMethod = 'tab' | 'enter' | 'click';
+
+/**
+ * Why the ghost text went away without being accepted. The host aborts the speculation in every
+ * case. 'edit' means Right-arrow moved the suggestion into the input as editable text: the user is
+ * about to change it, so the running speculation no longer describes what will be sent (a later
+ * `submit` carries whatever the user sends).
+ */
+export type DismissReason = 'typed' | 'escape' | 'paste' | 'edit';
+
+export type WebviewToHost =
+  /** The webview's script is running; answer with `init`. */
+  | { type: 'ready' }
+  | { type: 'submit'; text: string }
+  | { type: 'acceptSuggestion'; suggestionId: string; method: AcceptMethod }
+  | { type: 'suggestionDismissed'; suggestionId: string; why: DismissReason }
+  /** The input became non-empty (hasText true) or empty again; sent on each change of the two. */
+  | { type: 'typing'; hasText: boolean }
+  | { type: 'approvalAnswer'; id: string; decision: ApprovalDecision }
+  | { type: 'stopTurn' }
+  /** Retry button of the error block `errorId`. */
+  | { type: 'retry'; errorId: string }
+  /** Diff of one written file, or of all of them (multi-file diff) when path is absent. */
+  | { type: 'previewChanges'; path?: string }
+  | { type: 'abortSpeculation' }
+  | { type: 'conflictChoice'; conflictId: string; path: string; choice: ConflictChoice }
+  | { type: 'newChat' }
+  /**
+   * A workspace file link in a message or a tool group. `path` is what the model wrote (relative
+   * or absolute, never trusted): the host must place it inside the workspace before opening it.
+   */
+  | { type: 'openFile'; path: string; line?: number }
+  /** An http(s) link; the host opens it with vscode.env.openExternal (the webview never navigates). */
+  | { type: 'openLink'; url: string }
+  /** Copy button of a code block; the host writes `text` to the clipboard. */
+  | { type: 'copyText'; text: string };
+
+export type WebviewMessageType = WebviewToHost['type'];
+
+// ───────────────────────────── validators ─────────────────────────────
+// Small hand-written type guards. Extra fields are tolerated; missing or mistyped ones are not.
+
+type Guard<T> = (value: unknown) => value is T;
+type Guarded<G> = G extends Guard<infer T> ? T : never;
+
+const isString: Guard<string> = (v): v is string => typeof v === 'string';
+const isBoolean: Guard<boolean> = (v): v is boolean => typeof v === 'boolean';
+const isCount: Guard<number> = (v): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function oneOf<const T extends string>(values: readonly T[]): Guard<T> {
+  return (v): v is T => typeof v === 'string' && (values as readonly string[]).includes(v);
+}
+
+function optional<T>(guard: Guard<T>): Guard<T | undefined> {
+  return (v): v is T | undefined => v === undefined || guard(v);
+}
+
+function arrayOf<T>(guard: Guard<T>): Guard<T[]> {
+  return (v): v is T[] => Array.isArray(v) && v.every((item) => guard(item));
+}
+
+function nullable<T>(guard: Guard<T>): Guard<T | null> {
+  return (v): v is T | null => v === null || guard(v);
+}
+
+function shape<S extends Record<string, Guard<unknown>>>(fields: S): Guard<{ [K in keyof S]: Guarded<S[K]> }> {
+  return (v): v is { [K in keyof S]: Guarded<S[K]> } =>
+    isRecord(v) && Object.keys(fields).every((key) => (fields[key] as Guard<unknown>)(v[key]));
+}
+
+const isId = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+const isToolCallView: Guard<ToolCallView> = shape({
+  callId: isId,
+  tool: isString,
+  summary: isString,
+  status: oneOf(['running', 'ok', 'error', 'denied', 'pending-approval'] as const),
+  result: optional(isString),
+});
+
+const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);
+const isConflictResolution = oneOf(['overwrite', 'keep-mine'] as const);
+
+const isConflictFile: Guard<ConflictFile> = shape({
+  path: isString,
+  reason: isString,
+  resolution: optional(isConflictResolution),
+});
+
+const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<TranscriptItem, { kind: K }>> } = {
+  user: shape({ kind: oneOf(['user'] as const), id: isId, text: isString, speculated: optional(isBoolean) }),
+  assistant: shape({
+    kind: oneOf(['assistant'] as const),
+    id: isId,
+    text: isString,
+    streaming: optional(isBoolean),
+    speculated: optional(isBoolean),
+  }),
+  toolGroup: shape({
+    kind: oneOf(['toolGroup'] as const),
+    id: isId,
+    calls: arrayOf(isToolCallView),
+    done: isBoolean,
+    speculated: optional(isBoolean),
+  }),
+  approval: shape({
+    kind: oneOf(['approval'] as const),
+    id: isId,
+    tool: isString,
+    summary: isString,
+    detail: isString,
+    callId: optional(isString),
+    decision: optional(isApprovalDecision),
+  }),
+  error: shape({ kind: oneOf(['error'] as const), id: isId, message: isString, retryable: isBoolean }),
+  notice: shape({ kind: oneOf(['notice'] as const), id: isId, text: isString }),
+  conflicts: shape({ kind: oneOf(['conflicts'] as const), id: isId, files: arrayOf(isConflictFile) }),
+};
+
+export function isTranscriptItem(v: unknown): v is TranscriptItem {
+  if (!isRecord(v) || typeof v.kind !== 'string' || !Object.hasOwn(transcriptItemGuards, v.kind)) return false;
+  return transcriptItemGuards[v.kind as TranscriptItemKind](v);
+}
+
+const isSpeculationStatus: Guard<SpeculationStatus> = shape({
+  state: oneOf(['idle', 'running', 'ready', 'boundary', 'failed'] as const),
+  toolCalls: isCount,
+  filesWritten: arrayOf(isString),
+  suggestionId: optional(isString),
+  boundary: optional(shape({ type: isString, tool: isString, detail: isString })),
+  error: optional(isString),
+});
+
+const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean });
+const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean });
+const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
+
+const isChatSnapshot: Guard<ChatSnapshot> = shape({
+  transcript: arrayOf(isTranscriptItem),
+  busy: isBoolean,
+  draft: optional(isString),
+  suggestion: nullable(isSuggestion),
+  speculation: isSpeculationStatus,
+  model: isModelInfo,
+  settings: isChatSettings,
+});
+
+function literal<const T extends string>(value: T): Guard<T> {
+  return (v): v is T => v === value;
+}
+
+const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type: K }>> } = {
+  init: shape({ type: literal('init'), state: isChatSnapshot }),
+  config: shape({ type: literal('config'), model: isModelInfo, settings: isChatSettings }),
+  userMessage: shape({ type: literal('userMessage'), id: isId, text: isString, speculated: optional(isBoolean) }),
+  assistantStart: shape({ type: literal('assistantStart'), id: isId, speculated: optional(isBoolean) }),
+  assistantDelta: shape({ type: literal('assistantDelta'), id: isId, text: isString }),
+  assistantEnd: shape({ type: literal('assistantEnd'), id: isId }),
+  toolGroupStart: shape({
+    type: literal('toolGroupStart'),
+    id: isId,
+    calls: arrayOf(isToolCallView),
+    speculated: optional(isBoolean),
+  }),
+  toolCallUpdate: shape({ type: literal('toolCallUpdate'), groupId: isId, call: isToolCallView }),
+  toolGroupEnd: shape({ type: literal('toolGroupEnd'), id: isId }),
+  approvalRequest: shape({
+    type: literal('approvalRequest'),
+    id: isId,
+    tool: isString,
+    summary: isString,
+    detail: isString,
+    callId: optional(isString),
+  }),
+  approvalResolved: shape({ type: literal('approvalResolved'), id: isId, decision: isApprovalDecision }),
+  error: shape({ type: literal('error'), id: isId, message: isString, retryable: isBoolean }),
+  turnState: shape({ type: literal('turnState'), busy: isBoolean }),
+  notice: shape({ type: literal('notice'), id: isId, text: isString }),
+  suggestion: shape({ type: literal('suggestion'), id: isId, text: isString }),
+  suggestionCleared: shape({ type: literal('suggestionCleared') }),
+  speculation: shape({ type: literal('speculation'), status: isSpeculationStatus }),
+  appendItems: shape({ type: literal('appendItems'), items: arrayOf(isTranscriptItem) }),
+  conflicts: shape({ type: literal('conflicts'), id: isId, files: arrayOf(isConflictFile) }),
+  conflictResolved: shape({
+    type: literal('conflictResolved'),
+    id: isId,
+    path: isString,
+    resolution: isConflictResolution,
+  }),
+  clear: shape({ type: literal('clear') }),
+  focusInput: shape({ type: literal('focusInput') }),
+};
+
+const isLine = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+
+const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, { type: K }>> } = {
+  ready: shape({ type: literal('ready') }),
+  submit: shape({ type: literal('submit'), text: (v): v is string => typeof v === 'string' && v.trim().length > 0 }),
+  acceptSuggestion: shape({
+    type: literal('acceptSuggestion'),
+    suggestionId: isId,
+    method: oneOf(['tab', 'enter', 'click'] as const),
+  }),
+  suggestionDismissed: shape({
+    type: literal('suggestionDismissed'),
+    suggestionId: isId,
+    why: oneOf(['typed', 'escape', 'paste', 'edit'] as const),
+  }),
+  typing: shape({ type: literal('typing'), hasText: isBoolean }),
+  approvalAnswer: shape({ type: literal('approvalAnswer'), id: isId, decision: isApprovalDecision }),
+  stopTurn: shape({ type: literal('stopTurn') }),
+  retry: shape({ type: literal('retry'), errorId: isId }),
+  previewChanges: shape({ type: literal('previewChanges'), path: optional(isString) }),
+  abortSpeculation: shape({ type: literal('abortSpeculation') }),
+  conflictChoice: shape({
+    type: literal('conflictChoice'),
+    conflictId: isId,
+    path: isId,
+    choice: oneOf(['open-diff', 'overwrite', 'keep-mine'] as const),
+  }),
+  newChat: shape({ type: literal('newChat') }),
+  openFile: shape({ type: literal('openFile'), path: isId, line: optional(isLine) }),
+  openLink: shape({ type: literal('openLink'), url: (v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v) }),
+  copyText: shape({ type: literal('copyText'), text: isString }),
+};
+
+/** What the host does with every message event: anything malformed comes back undefined, ignore it. */
+export function parseWebviewMessage(raw: unknown): WebviewToHost | undefined {
+  if (!isRecord(raw) || typeof raw.type !== 'string' || !Object.hasOwn(webviewGuards, raw.type)) return undefined;
+  const guard = webviewGuards[raw.type as WebviewMessageType] as Guard<WebviewToHost>;
+  return guard(raw) ? raw : undefined;
+}
+
+/** The webview's counterpart: a host message it cannot trust the shape of is ignored. */
+export function parseHostMessage(raw: unknown): HostToWebview | undefined {
+  if (!isRecord(raw) || typeof raw.type !== 'string' || !Object.hasOwn(hostGuards, raw.type)) return undefined;
+  const guard = hostGuards[raw.type as HostMessageType] as Guard<HostToWebview>;
+  return guard(raw) ? raw : undefined;
+}
+
+/** The wording of the notice after an accepted speculation, kept here so every front says it alike. */
+export function speculationNoticeText(toolCalls: number, savedMs: number): string {
+  const calls = `Speculated ${toolCalls} tool call${toolCalls === 1 ? '' : 's'}`;
+  const seconds = Math.max(0, savedMs) / 1000;
+  return `${calls} · ${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)} s saved`;
+}

@@ -1,0 +1,123 @@
+// The compact speculation status line above the input: running ahead, ready for Tab, stopped at
+// a boundary (in the host's words) or quietly failed; with "Preview changes" when files were written.
+import type { SpeculationStatus, WebviewToHost } from '../shared/protocol';
+import { button, h } from './dom';
+import { icon } from './icons';
+import { renderInlineMarkdown } from './markdown';
+
+export interface StatusActions {
+  post(message: WebviewToHost): void;
+  announce(text: string): void;
+}
+
+const IDLE: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
+
+export class SpeculationStatusLine {
+  readonly element: HTMLElement;
+  private status: SpeculationStatus = IDLE;
+
+  constructor(private readonly actions: StatusActions) {
+    this.element = h('div', { class: 'spec-status', hidden: true, 'data-state': 'idle' });
+  }
+
+  get state(): SpeculationStatus['state'] {
+    return this.status.state;
+  }
+
+  /**
+   * Shows `status` if it belongs to the suggestion on screen (`suggestionId` undefined = no
+   * suggestion shown). A status for another suggestion is stale and hides the line.
+   */
+  update(status: SpeculationStatus, suggestionId: string | undefined): void {
+    const stale = status.state !== 'idle' && (suggestionId === undefined || (status.suggestionId !== undefined && status.suggestionId !== suggestionId));
+    const next = stale ? IDLE : status;
+    const stateChanged = next.state !== this.status.state;
+    this.status = next;
+    this.render();
+    if (stateChanged) {
+      const words = this.spokenState();
+      if (words) this.actions.announce(words);
+    }
+  }
+
+  private render(): void {
+    const s = this.status;
+    this.element.dataset.state = s.state;
+    this.element.hidden = s.state === 'idle';
+    if (s.state === 'idle') {
+      this.element.replaceChildren();
+      return;
+    }
+    const parts: (Node | string)[] = [];
+    const trailing: Node[] = [];
+    const counts = this.counts();
+    if (s.state === 'running') {
+      parts.push(icon('spinner', 'spin status-icon'), h('span', { class: 'status-text' }, 'Running ahead…', counts ? h('span', { class: 'status-counts' }, ` ${counts}`) : ''));
+    } else if (s.state === 'ready') {
+      parts.push(icon('check', 'status-icon'), h('span', { class: 'status-text' }, 'Ready — ', h('kbd', {}, 'Tab'), ' to apply', counts ? h('span', { class: 'status-counts' }, ` · ${counts}`) : ''));
+    } else if (s.state === 'boundary') {
+      const boundary = s.boundary;
+      const text = h('span', { class: 'status-text' }, 'Stopped before ');
+      if (boundary) {
+        text.append(h('code', {}, boundary.tool));
+        if (boundary.detail) text.append(': ', renderInlineMarkdown(boundary.detail));
+      } else text.append('a step that needs you');
+      parts.push(icon('pending', 'status-icon'), text);
+      const note =
+        s.toolCalls > 0
+          ? `Tab applies the ${plural(s.toolCalls, 'finished tool call')}, then continues live.`
+          : 'Tab sends it and continues live.';
+      trailing.push(h('span', { class: 'status-note' }, note));
+    } else {
+      parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${s.error ? ` (${s.error})` : ''} · Tab still sends it`));
+    }
+    const actions = h('span', { class: 'status-actions' });
+    if (s.filesWritten.length > 0 && s.state !== 'failed') {
+      actions.append(
+        button('Preview changes', () => this.actions.post({ type: 'previewChanges' }), {
+          class: 'link-button preview',
+          'aria-label': `Preview changes to ${plural(s.filesWritten.length, 'file')}`,
+          title: `See the changes to ${s.filesWritten.join(', ')} before applying them`,
+        }),
+      );
+    }
+    if (s.state === 'running' || s.state === 'ready' || s.state === 'boundary') {
+      actions.append(
+        button(icon('close'), () => this.actions.post({ type: 'abortSpeculation' }), {
+          class: 'icon-button small abort',
+          'aria-label': 'Stop running ahead and discard its work',
+          title: 'Stop running ahead and discard its work',
+        }),
+      );
+    }
+    this.element.replaceChildren(...parts, actions, ...trailing);
+    this.element.title = [...this.element.querySelectorAll('.status-text, .status-note')].map((el) => el.textContent).join(' ');
+  }
+
+  private counts(): string {
+    const s = this.status;
+    const items: string[] = [];
+    if (s.toolCalls > 0) items.push(plural(s.toolCalls, 'tool call'));
+    return items.join(' · ');
+  }
+
+  private spokenState(): string {
+    const s = this.status;
+    switch (s.state) {
+      case 'running':
+        return 'Running the suggestion ahead.';
+      case 'ready': {
+        const files = s.filesWritten.length > 0 ? `, ${plural(s.filesWritten.length, 'file')} changed` : '';
+        return `Suggestion ready${this.counts() ? `, ${this.counts()}` : ''}${files}. Tab to apply.`;
+      }
+      case 'boundary':
+        return `Stopped before ${s.boundary?.tool ?? 'a step that needs you'}. Tab applies what is done and continues.`;
+      default:
+        return '';
+    }
+  }
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,455 @@
+// The conversation pane: user messages, streamed assistant Markdown, tool groups, inline
+// approvals, errors with Retry, notices and conflict choices. Only the streaming message re-renders.
+import type {
+  ApprovalDecision,
+  ConflictFile,
+  ConflictResolution,
+  ToolCallStatus,
+  ToolCallView,
+  TranscriptItem,
+  WebviewToHost,
+} from '../shared/protocol';
+import { append, button, h, srOnly } from './dom';
+import { icon, type IconName } from './icons';
+import { renderMarkdown } from './markdown';
+
+export interface TranscriptActions {
+  post(message: WebviewToHost): void;
+  /** Says something through the polite live region. */
+  announce(text: string): void;
+  /** true while the user has a draft in the input: approvals then do not take the focus. */
+  isTyping(): boolean;
+  focusInput(): void;
+}
+
+interface AssistantEntry {
+  body: HTMLElement;
+  text: string;
+  streaming: boolean;
+  frame: number | null;
+}
+
+interface GroupEntry {
+  element: HTMLElement;
+  list: HTMLElement;
+  rows: Map<string, HTMLElement>;
+}
+
+interface ApprovalEntry {
+  element: HTMLElement;
+  actions: HTMLElement;
+  outcome: HTMLElement;
+  allow: HTMLButtonElement;
+  tool: string;
+}
+
+interface ConflictEntry {
+  rows: Map<string, { row: HTMLElement; actions: HTMLElement; outcome: HTMLElement; file: ConflictFile }>;
+}
+
+/** Results up to this many lines and characters show unfolded; longer ones fold. */
+const SHORT_RESULT_LINES = 4;
+const SHORT_RESULT_CHARS = 320;
+
+const STATUS_TEXT: Record<ToolCallStatus, string> = {
+  running: 'Running',
+  ok: 'Done',
+  error: 'Failed',
+  denied: 'Denied',
+  'pending-approval': 'Waiting for your approval',
+};
+
+const STATUS_ICON: Record<ToolCallStatus, IconName> = {
+  running: 'spinner',
+  ok: 'ok',
+  error: 'error',
+  denied: 'denied',
+  'pending-approval': 'pending',
+};
+
+const DECISION_TEXT: Record<ApprovalDecision, string> = {
+  allow: 'Allowed',
+  deny: 'Denied',
+  always: 'Allowed (won’t ask again in this chat)',
+};
+
+const RESOLUTION_TEXT: Record<ConflictResolution, string> = {
+  overwrite: 'Overwritten with Speculate’s version',
+  'keep-mine': 'Kept your version',
+};
+
+export class Transcript {
+  /** The scrolling container; main.ts places it. */
+  readonly element: HTMLElement;
+  private readonly items: HTMLElement;
+  private response: HTMLElement | null = null;
+  private readonly assistants = new Map<string, AssistantEntry>();
+  private readonly groups = new Map<string, GroupEntry>();
+  private readonly approvals = new Map<string, ApprovalEntry>();
+  private readonly conflictSets = new Map<string, ConflictEntry>();
+
+  constructor(
+    private readonly welcome: HTMLElement,
+    private readonly actions: TranscriptActions,
+  ) {
+    this.items = h('div', { class: 'transcript-items' });
+    this.element = h('section', { class: 'transcript', 'aria-label': 'Conversation', tabindex: '-1' }, welcome, this.items);
+    this.updateEmpty();
+  }
+
+  /** Replaces everything (init). */
+  reset(items: TranscriptItem[]): void {
+    this.clear();
+    for (const item of items) this.append(item);
+  }
+
+  clear(): void {
+    for (const entry of this.assistants.values()) if (entry.frame !== null) cancelAnimationFrame(entry.frame);
+    this.assistants.clear();
+    this.groups.clear();
+    this.approvals.clear();
+    this.conflictSets.clear();
+    this.response = null;
+    this.items.replaceChildren();
+    this.updateEmpty();
+  }
+
+  isEmpty(): boolean {
+    return this.items.childElementCount === 0;
+  }
+
+  append(item: TranscriptItem): void {
+    switch (item.kind) {
+      case 'user':
+        this.userMessage(item.id, item.text, item.speculated === true);
+        break;
+      case 'assistant':
+        this.assistantStart(item.id, item.speculated === true);
+        this.assistantDelta(item.id, item.text);
+        if (!item.streaming) this.assistantEnd(item.id);
+        break;
+      case 'toolGroup':
+        this.toolGroupStart(item.id, item.calls, item.speculated === true);
+        if (item.done) this.toolGroupEnd(item.id);
+        break;
+      case 'approval':
+        this.approvalRequest(item.id, item.tool, item.summary, item.detail, item.decision === undefined);
+        if (item.decision) this.approvalResolved(item.id, item.decision);
+        break;
+      case 'error':
+        this.error(item.id, item.message, item.retryable);
+        break;
+      case 'notice':
+        this.notice(item.id, item.text);
+        break;
+      case 'conflicts':
+        this.conflicts(item.id, item.files);
+        break;
+    }
+  }
+
+  userMessage(id: string, text: string, speculated: boolean): void {
+    this.mutate(() => {
+      this.response = null;
+      const article = h(
+        'article',
+        { class: 'turn request', 'data-id': id, 'aria-label': speculated ? 'You (accepted suggestion)' : 'You' },
+        this.header('account', 'You', speculated),
+        h('div', { class: 'user-text' }, text),
+      );
+      this.items.appendChild(article);
+    });
+  }
+
+  assistantStart(id: string, speculated: boolean): void {
+    if (this.assistants.has(id)) return;
+    this.mutate(() => {
+      const body = h('div', { class: 'assistant-text markdown streaming', 'data-id': id });
+      this.responseParts(speculated).appendChild(body);
+      this.assistants.set(id, { body, text: '', streaming: true, frame: null });
+    });
+  }
+
+  assistantDelta(id: string, text: string): void {
+    const entry = this.assistants.get(id);
+    if (!entry || !entry.streaming || text === '') return;
+    entry.text += text;
+    // Deltas arrive faster than frames; render the message once per frame.
+    if (entry.frame === null) {
+      entry.frame = requestAnimationFrame(() => {
+        entry.frame = null;
+        this.mutate(() => this.renderAssistant(entry));
+      });
+    }
+  }
+
+  assistantEnd(id: string): void {
+    const entry = this.assistants.get(id);
+    if (!entry || !entry.streaming) return;
+    if (entry.frame !== null) cancelAnimationFrame(entry.frame);
+    entry.frame = null;
+    entry.streaming = false;
+    this.mutate(() => {
+      entry.body.classList.remove('streaming');
+      if (entry.text.trim() === '') entry.body.remove();
+      else this.renderAssistant(entry);
+    });
+    if (entry.text.trim() !== '') this.actions.announce(entry.body.textContent ?? '');
+  }
+
+  toolGroupStart(id: string, calls: ToolCallView[], speculated: boolean): void {
+    if (this.groups.has(id)) return;
+    this.mutate(() => {
+      const list = h('ul', { class: 'tool-calls' });
+      const element = h('div', { class: 'tool-group running', 'data-id': id, role: 'group', 'aria-label': 'Tool calls' }, list);
+      const entry: GroupEntry = { element, list, rows: new Map() };
+      this.groups.set(id, entry);
+      this.responseParts(speculated).appendChild(element);
+      for (const call of calls) this.putCall(entry, call);
+    });
+  }
+
+  toolCallUpdate(groupId: string, call: ToolCallView): void {
+    const entry = this.groups.get(groupId);
+    if (!entry) return;
+    this.mutate(() => this.putCall(entry, call));
+  }
+
+  toolGroupEnd(id: string): void {
+    const entry = this.groups.get(id);
+    if (!entry) return;
+    entry.element.classList.remove('running');
+    entry.element.classList.add('done');
+  }
+
+  approvalRequest(id: string, tool: string, summary: string, detail: string, takeFocus = true): void {
+    if (this.approvals.has(id)) return;
+    const titleId = `approval-title-${cssId(id)}`;
+    const answer = (decision: ApprovalDecision): void => {
+      if (!this.approvals.get(id)?.actions.isConnected) return;
+      this.actions.post({ type: 'approvalAnswer', id, decision });
+      this.approvalResolved(id, decision);
+      this.actions.focusInput();
+    };
+    const allow = button('Allow', () => answer('allow'), { class: 'button primary', 'data-decision': 'allow' });
+    const always = button('Always allow', () => answer('always'), {
+      class: 'button secondary',
+      'data-decision': 'always',
+      title: `Allow ${tool} without asking again in this chat`,
+    });
+    const deny = button('Deny', () => answer('deny'), { class: 'button secondary', 'data-decision': 'deny' });
+    const actions = h('div', { class: 'approval-actions' }, allow, always, deny);
+    const outcome = h('div', { class: 'approval-outcome', hidden: true });
+    const element = h(
+      'div',
+      { class: 'approval pending', 'data-id': id, role: 'group', 'aria-labelledby': titleId },
+      h('div', { class: 'approval-title', id: titleId }, icon('shield'), h('span', {}, 'Allow ', h('code', {}, tool), '?')),
+      summary ? h('div', { class: 'approval-summary' }, summary) : null,
+      detail && detail !== summary ? h('pre', { class: 'approval-detail', tabindex: '0' }, detail) : null,
+      actions,
+      outcome,
+    );
+    this.approvals.set(id, { element, actions, outcome, allow, tool });
+    this.mutate(() => this.responseParts(false).appendChild(element));
+    if (takeFocus) {
+      this.actions.announce(`Approval needed: ${tool}${summary ? `, ${summary}` : ''}. Allow, Always allow or Deny.`);
+      if (!this.actions.isTyping()) allow.focus();
+    }
+  }
+
+  approvalResolved(id: string, decision: ApprovalDecision): void {
+    const entry = this.approvals.get(id);
+    if (!entry || !entry.actions.isConnected) return;
+    const hadFocus = entry.actions.contains(document.activeElement);
+    entry.actions.remove();
+    entry.element.classList.remove('pending');
+    entry.element.classList.add(`decided-${decision}`);
+    entry.outcome.hidden = false;
+    entry.outcome.replaceChildren(icon(decision === 'deny' ? 'denied' : 'check'), h('span', {}, DECISION_TEXT[decision]));
+    if (hadFocus) this.actions.focusInput();
+  }
+
+  error(id: string, message: string, retryable: boolean): void {
+    this.mutate(() => {
+      const retry = retryable
+        ? button(
+            h('span', { class: 'button-label' }, icon('retry'), 'Retry'),
+            () => {
+              retry?.setAttribute('disabled', '');
+              this.actions.post({ type: 'retry', errorId: id });
+            },
+            { class: 'button secondary retry' },
+          )
+        : null;
+      const block = h(
+        'div',
+        { class: 'error-block', 'data-id': id, role: 'alert' },
+        icon('error', 'error-icon'),
+        h('div', { class: 'error-message' }, srOnly('Error: '), message),
+        retry,
+      );
+      this.responseParts(false).appendChild(block);
+    });
+  }
+
+  notice(id: string, text: string): void {
+    this.mutate(() => {
+      this.response = null;
+      this.items.appendChild(h('div', { class: 'notice', 'data-id': id, role: 'note' }, icon('bolt'), h('span', {}, text)));
+    });
+    this.actions.announce(text);
+  }
+
+  conflicts(id: string, files: ConflictFile[]): void {
+    if (this.conflictSets.has(id)) return;
+    const entry: ConflictEntry = { rows: new Map() };
+    this.conflictSets.set(id, entry);
+    const titleId = `conflicts-title-${cssId(id)}`;
+    const list = h('ul', { class: 'conflict-files' });
+    for (const file of files) {
+      const actions = h('div', { class: 'conflict-actions' });
+      const outcome = h('span', { class: 'conflict-outcome', hidden: true });
+      const choose = (choice: 'open-diff' | ConflictResolution): void => {
+        this.actions.post({ type: 'conflictChoice', conflictId: id, path: file.path, choice });
+        if (choice !== 'open-diff') {
+          this.conflictResolved(id, file.path, choice);
+          this.focusNextConflict(id);
+        }
+      };
+      actions.append(
+        button(h('span', { class: 'button-label' }, icon('diff'), 'Open diff'), () => choose('open-diff'), {
+          class: 'button secondary',
+          'data-choice': 'open-diff',
+          title: `Compare your ${file.path} with Speculate's version`,
+        }),
+        button('Overwrite', () => choose('overwrite'), {
+          class: 'button secondary resolve',
+          'data-choice': 'overwrite',
+          title: `Replace your ${file.path} with Speculate's version`,
+        }),
+        button('Keep mine', () => choose('keep-mine'), {
+          class: 'button secondary resolve',
+          'data-choice': 'keep-mine',
+          title: `Keep your ${file.path} and drop Speculate's change to it`,
+        }),
+      );
+      const row = h(
+        'li',
+        { class: 'conflict-file', 'data-path': file.path },
+        h('div', { class: 'conflict-head' }, h('a', { href: '#', class: 'link file', 'data-path': file.path }, file.path), h('span', { class: 'conflict-reason' }, file.reason)),
+        actions,
+        outcome,
+      );
+      entry.rows.set(file.path, { row, actions, outcome, file });
+      list.appendChild(row);
+    }
+    const count = files.length === 1 ? '1 file changed' : `${files.length} files changed`;
+    const block = h(
+      'div',
+      { class: 'conflicts', 'data-id': id, role: 'group', 'aria-labelledby': titleId },
+      h('div', { class: 'conflicts-title', id: titleId }, icon('warning'), h('span', {}, `${count} while Speculate was working`)),
+      h('p', { class: 'conflicts-hint' }, 'Nothing was overwritten. Choose which version to keep for each file.'),
+      list,
+    );
+    this.mutate(() => this.responseParts(false).appendChild(block));
+    for (const file of files) if (file.resolution) this.conflictResolved(id, file.path, file.resolution);
+    this.actions.announce(`${count} while Speculate was working. Choose which version to keep.`);
+    if (!this.actions.isTyping()) this.focusNextConflict(id);
+  }
+
+  conflictResolved(id: string, path: string, resolution: ConflictResolution): void {
+    const row = this.conflictSets.get(id)?.rows.get(path);
+    if (!row) return;
+    row.file.resolution = resolution;
+    row.row.classList.add('resolved');
+    for (const resolve of row.actions.querySelectorAll('.resolve')) resolve.remove();
+    row.outcome.hidden = false;
+    row.outcome.replaceChildren(icon('check'), h('span', {}, RESOLUTION_TEXT[resolution]));
+  }
+
+  private focusNextConflict(id: string): void {
+    const entry = this.conflictSets.get(id);
+    const next = entry && [...entry.rows.values()].find((r) => !r.file.resolution);
+    const target = next?.actions.querySelector<HTMLButtonElement>('button');
+    if (target) target.focus();
+    else if (entry && entry.rows.size > 0 && document.activeElement === document.body) this.actions.focusInput();
+  }
+
+  private renderAssistant(entry: AssistantEntry): void {
+    entry.body.replaceChildren(renderMarkdown(entry.text, { copy: (text) => this.actions.post({ type: 'copyText', text }) }));
+  }
+
+  private putCall(entry: GroupEntry, call: ToolCallView): void {
+    const row = renderToolCall(call);
+    const existing = entry.rows.get(call.callId);
+    // Keep an open fold open when its call updates.
+    const wasOpen = existing?.querySelector('details')?.open === true;
+    if (wasOpen) row.querySelector('details')?.setAttribute('open', '');
+    if (existing) existing.replaceWith(row);
+    else entry.list.appendChild(row);
+    entry.rows.set(call.callId, row);
+  }
+
+  /** The parts container of the current response, opening a new response after a user message. */
+  private responseParts(speculated: boolean): HTMLElement {
+    if (this.response) return this.response;
+    const parts = h('div', { class: 'response-parts' });
+    const article = h('article', { class: 'turn response', 'aria-label': 'Speculate' }, this.header('sparkle', 'Speculate', speculated), parts);
+    this.items.appendChild(article);
+    this.response = parts;
+    return parts;
+  }
+
+  private header(iconName: IconName, name: string, speculated: boolean): HTMLElement {
+    return h(
+      'div',
+      { class: 'turn-header' },
+      h('span', { class: `avatar avatar-${iconName}` }, icon(iconName)),
+      h('span', { class: 'turn-name' }, name),
+      speculated ? h('span', { class: 'badge speculated', title: 'Ran ahead while the suggestion was shown' }, icon('bolt'), 'speculated') : null,
+    );
+  }
+
+  /** Runs a DOM change, keeping the view pinned to the bottom if it was there before. */
+  private mutate(change: () => void): void {
+    const scroller = this.element;
+    const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+    change();
+    this.updateEmpty();
+    if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  private updateEmpty(): void {
+    const empty = this.isEmpty();
+    this.welcome.hidden = !empty;
+    this.element.classList.toggle('empty', empty);
+  }
+}
+
+function renderToolCall(call: ToolCallView): HTMLElement {
+  const status = h('span', { class: 'tool-status' }, icon(STATUS_ICON[call.status], call.status === 'running' ? 'spin' : ''), srOnly(`${STATUS_TEXT[call.status]}: `));
+  const head = h(
+    'div',
+    { class: 'tool-head' },
+    status,
+    h('span', { class: 'tool-name' }, call.tool),
+    call.summary ? h('span', { class: 'tool-summary', title: call.summary }, call.summary) : null,
+  );
+  const row = h('li', { class: `tool-call status-${call.status}`, 'data-call-id': call.callId, 'data-status': call.status }, head);
+  const result = call.result ?? '';
+  if (result.trim() !== '') {
+    const lines = result.replace(/\n+$/, '').split('\n');
+    const pre = h('pre', { class: 'tool-result', tabindex: '0' }, result.replace(/\n+$/, ''));
+    if (lines.length <= SHORT_RESULT_LINES && result.length <= SHORT_RESULT_CHARS) append(row, pre);
+    else {
+      const label = call.status === 'error' ? 'Error output' : 'Output';
+      append(row, h('details', { class: 'tool-fold' }, h('summary', {}, icon('chevron', 'fold-chevron'), `${label} · ${lines.length} lines`), pre));
+    }
+  }
+  return row;
+}
+
+/** An id usable inside an element id (host ids are free text). */
+function cssId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}
