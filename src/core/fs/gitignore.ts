@@ -1,9 +1,16 @@
 // .gitignore rules: parsing one file and deciding, for a path, what the stack of files from the
 // root down says. Covers what projects actually use: `!` negation, dir-only `/` suffix, anchored
-// patterns (a `/` at the start or in the middle), `**`, `#` comments and `\` escapes.
+// patterns (a `/` at the start or in the middle), `**`, `#` comments and `\` escapes. The same
+// syntax in .ignore and .rgignore files (read by ripgrep, fd, ag) is honoured too, as ripgrep does.
 import { globToRegExp } from './globMatch';
 
+/** Ignore files by name, lowest precedence first (ripgrep's order). */
+export const IGNORE_FILE_NAMES = ['.gitignore', '.ignore', '.rgignore'] as const;
+export type IgnoreFileName = (typeof IGNORE_FILE_NAMES)[number];
+
 export interface GitignoreRule {
+  /** Which kind of file it came from: a match in a higher kind beats any match in a lower one. */
+  kind: IgnoreFileName;
   /** Workspace-relative directory holding the .gitignore ('' for the root). */
   base: string;
   regex: RegExp;
@@ -20,8 +27,8 @@ function trimTrailingSpaces(line: string): string {
   return line.slice(0, end);
 }
 
-/** Parses the text of one .gitignore located in workspace-relative directory `base`. */
-export function parseGitignore(content: string, base: string): GitignoreRule[] {
+/** Parses the text of one ignore file located in workspace-relative directory `base`. */
+export function parseGitignore(content: string, base: string, kind: IgnoreFileName = '.gitignore'): GitignoreRule[] {
   const rules: GitignoreRule[] = [];
   for (const rawLine of content.split(/\r?\n/)) {
     let line = trimTrailingSpaces(rawLine);
@@ -42,8 +49,8 @@ export function parseGitignore(content: string, base: string): GitignoreRule[] {
     // A slash anywhere but the end anchors the pattern to the .gitignore's directory.
     const anchored = line.includes('/');
     if (line.startsWith('/')) line = line.slice(1);
-    const pattern = anchored || line.startsWith('**') ? line : `**/${line}`;
-    rules.push({ base, regex: globToRegExp(pattern, { braces: false }), negate, dirOnly, source: rawLine });
+    const pattern = anchored ? line : `**/${line}`;
+    rules.push({ kind, base, regex: globToRegExp(pattern, { braces: false }), negate, dirOnly, source: rawLine });
   }
   return rules;
 }
@@ -60,11 +67,12 @@ export class IgnoreStack {
   }
 
   /**
-   * Whether a workspace-relative path is ignored by these rules. The last matching rule wins;
-   * callers must not descend into ignored directories (git cannot re-include below them either).
+   * Whether a workspace-relative path is ignored by these rules. Within one kind of file the last
+   * matching rule wins (deeper files come later); across kinds .rgignore beats .ignore beats
+   * .gitignore. Callers must not descend into ignored directories (git cannot re-include below them).
    */
   isIgnored(path: string, isDirectory: boolean): boolean {
-    let ignored = false;
+    const verdicts = new Map<IgnoreFileName, boolean>();
     for (const rule of this.rules) {
       if (rule.dirOnly && !isDirectory) continue;
       let relative: string;
@@ -75,8 +83,12 @@ export class IgnoreStack {
       } else {
         continue;
       }
-      if (rule.regex.test(relative)) ignored = !rule.negate;
+      if (rule.regex.test(relative)) verdicts.set(rule.kind, !rule.negate);
     }
-    return ignored;
+    for (let index = IGNORE_FILE_NAMES.length - 1; index >= 0; index--) {
+      const verdict = verdicts.get(IGNORE_FILE_NAMES[index]);
+      if (verdict !== undefined) return verdict;
+    }
+    return false;
   }
 }

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import * as path from 'node:path';
+import { IGNORE_FILE_NAMES } from './gitignore';
 import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
 import { isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
 import { findExecutable, ripgrepFiles, ripgrepTree } from './ripgrep';
@@ -272,16 +273,20 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   }
 
   /**
-   * The --ignore-file list that makes ripgrep, walking `start`, apply the rules of the .gitignore
-   * files above it: ripgrep takes them relative to the root, which is right only for the root's
-   * own .gitignore. Undefined when a folder in between has one (then our own walk decides).
+   * The --ignore-file list that makes ripgrep, walking `start`, apply the rules of the ignore files
+   * above it. ripgrep takes them relative to the root and below every other ignore file, which is
+   * right only for the root's own .gitignore. Undefined when another ignore file sits above
+   * `start` (then our own walk decides).
    */
   private async rootIgnoreFileFor(start: string): Promise<string[] | undefined> {
     if (start === '') return [];
     const segments = start.split('/');
-    for (let depth = 1; depth < segments.length; depth++) {
-      const between = `${segments.slice(0, depth).join('/')}/.gitignore`;
-      if (await this.exists(between)) return undefined;
+    for (let depth = 0; depth < segments.length; depth++) {
+      const dir = segments.slice(0, depth).join('/');
+      for (const name of IGNORE_FILE_NAMES) {
+        if (depth === 0 && name === '.gitignore') continue;
+        if (await this.exists(dir === '' ? name : `${dir}/${name}`)) return undefined;
+      }
     }
     return (await this.exists('.gitignore')) ? ['.gitignore'] : [];
   }

@@ -177,8 +177,8 @@ export interface RipgrepTreeOptions {
 
 /**
  * Lets ripgrep walk `start` below `cwd` (the workspace root), skipping what our own walk skips:
- * .gitignore rules from the workspace down (never from above it, nor global or .git/info/exclude
- * ones), .git and node_modules, symlinks, files over the size limit; dot files are searched.
+ * .gitignore/.ignore/.rgignore rules from the workspace down (never from above it, nor global or
+ * .git/info/exclude ones), .git and node_modules, symlinks, files over the size limit; dot files are searched.
  */
 export function ripgrepTree(rgPath: string, cwd: string, pattern: string, options: RipgrepTreeOptions): Promise<SearchMatch[]> {
   const args = [
@@ -188,7 +188,6 @@ export function ripgrepTree(rgPath: string, cwd: string, pattern: string, option
     '--no-ignore-parent',
     '--no-ignore-global',
     '--no-ignore-exclude',
-    '--no-ignore-dot',
     '--sort',
     'path',
     '--max-filesize',

@@ -1,7 +1,7 @@
-// Walking a workspace tree in a stable order, honouring .gitignore and skipping .git and
-// node_modules. Generic over where the entries come from, so the real workspace and the
+// Walking a workspace tree in a stable order, honouring .gitignore (and .ignore/.rgignore) and
+// skipping .git and node_modules. Generic over where the entries come from, so the real workspace and the
 // speculation overlay list files the same way.
-import { IgnoreStack, parseGitignore } from './gitignore';
+import { IGNORE_FILE_NAMES, IgnoreStack, parseGitignore } from './gitignore';
 
 export interface TreeEntry {
   name: string;
@@ -58,8 +58,10 @@ async function ancestorRules(source: TreeSource, start: string): Promise<IgnoreS
   // The rules of the start directory itself are read by the walk; here only those above it.
   for (let depth = 0; depth < segments.length; depth++) {
     const dir = segments.slice(0, depth).join('/');
-    const text = await source.readText(joinPath(dir, '.gitignore'));
-    if (text !== undefined) stack = stack.with(parseGitignore(text, dir));
+    for (const name of IGNORE_FILE_NAMES) {
+      const text = await source.readText(joinPath(dir, name));
+      if (text !== undefined) stack = stack.with(parseGitignore(text, dir, name));
+    }
   }
   return stack;
 }
@@ -75,9 +77,12 @@ export async function* walkFiles(source: TreeSource, options: WalkOptions = {}):
     options.signal?.throwIfAborted();
     const entries = (await source.entries(dir)).sort((a, b) => compareNames(a.name, b.name));
     let stack = inherited;
-    if (respectGitignore && entries.some((entry) => entry.name === '.gitignore' && entry.type === 'file')) {
-      const text = await source.readText(joinPath(dir, '.gitignore'));
-      if (text !== undefined) stack = stack.with(parseGitignore(text, dir));
+    if (respectGitignore) {
+      for (const name of IGNORE_FILE_NAMES) {
+        if (!entries.some((entry) => entry.name === name && entry.type === 'file')) continue;
+        const text = await source.readText(joinPath(dir, name));
+        if (text !== undefined) stack = stack.with(parseGitignore(text, dir, name));
+      }
     }
     for (const entry of entries) {
       const path = joinPath(dir, entry.name);

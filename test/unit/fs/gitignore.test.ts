@@ -45,6 +45,9 @@ describe('gitignore', () => {
     assert.ok(rules.isIgnored('a/z.txt', false));
     assert.ok(rules.isIgnored('a/b/c/z.txt', false));
     assert.ok(!rules.isIgnored('b/z.txt', false));
+    const leading = stack({ '': '**foo\n' });
+    assert.ok(leading.isIgnored('xfoo', false));
+    assert.ok(leading.isIgnored('deep/er/xfoo', false), 'a pattern without slash matches at any depth');
   });
 
   it('scopes a nested .gitignore to its folder and lets it override the root', () => {
@@ -53,6 +56,15 @@ describe('gitignore', () => {
     assert.ok(!rules.isIgnored('out', true));
     assert.ok(!rules.isIgnored('pkg/special.gen.ts', false));
     assert.ok(rules.isIgnored('special.gen.ts', false));
+  });
+
+  it('lets .rgignore beat .ignore beat .gitignore, whatever their depth', () => {
+    let rules = IgnoreStack.EMPTY.with(parseGitignore('!keep.gen.ts\n', '', '.rgignore'));
+    rules = rules.with(parseGitignore('*.gen.ts\n', 'src', '.gitignore'));
+    assert.ok(!rules.isIgnored('src/keep.gen.ts', false));
+    assert.ok(rules.isIgnored('src/other.gen.ts', false));
+    const withIgnore = IgnoreStack.EMPTY.with(parseGitignore('!a.log\n', '', '.ignore')).with(parseGitignore('*.log\n', 'x', '.gitignore'));
+    assert.ok(!withIgnore.isIgnored('x/a.log', false));
   });
 
   it('skips comments and blank lines, honours escapes and trims trailing spaces', () => {

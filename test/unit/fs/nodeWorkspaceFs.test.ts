@@ -202,6 +202,9 @@ describe('NodeWorkspaceFs', () => {
       await ws.write('docs/sub/x.md', 'hello sub\n');
       await ws.write('docs/sub/y.tmp', 'hello tmp\n');
       await ws.write('docs/sub/dist/z.md', 'hello dist\n');
+      // .rgignore beats a deeper .gitignore (ripgrep's precedence); .ignore files count too.
+      await ws.write('src/.rgignore', '!*.gen.ts\nutil.ts\n');
+      await ws.write('.github/.ignore', '*.yml\n');
       await addEscapes(ws);
       const backends = await bothBackends();
       const queries: [string, Parameters<NodeWorkspaceFs['search']>[1]][] = [
@@ -214,6 +217,7 @@ describe('NodeWorkspaceFs', () => {
         ['hello', { path: 'docs/sub' }],
         ['hello', { path: 'docs' }],
         ['hello', { path: 'src/nested' }],
+        ['hello', { path: '.github' }],
         ['hello', { path: 'dist' }],
         ['^export (const|function)', {}],
         ['world;$', {}],
@@ -226,6 +230,9 @@ describe('NodeWorkspaceFs', () => {
         assert.deepEqual(fromRg, fromJs, `${pattern} ${JSON.stringify(options)}`);
       }
       const all = await backends.rg.search('hello');
+      const files = new Set(all.map((match) => match.path));
+      assert.ok(files.has('src/nested/x.gen.ts') && !files.has('src/util.ts') && !files.has('.github/workflows/ci.yml'), [...files].join());
+      assert.ok(files.has('docs/sub/x.md') && !files.has('docs/sub/y.tmp') && !files.has('docs/sub/dist/z.md'), [...files].join());
       assert.ok(!all.some((match) => match.path.startsWith('bin/')), 'binary files are skipped');
       assert.ok(!all.some((match) => /link-in|link-out|linkdir-out|dangling/.test(match.path)), 'symlinks are not searched');
       const long = all.find((match) => match.path === 'src/long.ts');
