@@ -11,8 +11,6 @@ export const READ_MAX_LINE_CHARS = 2000;
 /** Files larger than this are not read at all; grep_search can still find text in them. */
 export const READ_MAX_FILE_BYTES = 20 * 1024 * 1024;
 
-const BINARY_SNIFF_BYTES = 8192;
-
 function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
@@ -53,7 +51,8 @@ export const readFileTool = defineTool({
       return failure(`${file} is too large to read (${formatSize(info.size)}); use grep_search to find the lines you need.`);
     }
     const data = await fs.readFile(file);
-    if (data.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+    // The same rule as grep_search and edit: a NUL byte anywhere makes a file binary.
+    if (data.includes(0)) {
       return failure(`Cannot show ${file}: binary file, ${data.length} bytes.`);
     }
     if (data.length === 0) return success(`(${file} is empty)`);
