@@ -166,9 +166,12 @@ export class NodeWorkspaceFs implements WorkspaceFs {
         const entries = await Promise.all(kept.map((dirent) => this.placeEntry(absolute, dirent, false)));
         return entries.filter((entry): entry is TreeEntry => entry !== undefined);
       },
+      // Only for ignore files: a symlinked one is not followed (it could point anywhere).
       readText: async (file: string): Promise<string | undefined> => {
         try {
-          return await fs.readFile(toAbsolute(this.root, file), 'utf8');
+          const absolute = toAbsolute(this.root, file);
+          if (!(await fs.lstat(absolute)).isFile()) return undefined;
+          return await fs.readFile(absolute, 'utf8');
         } catch {
           return undefined;
         }
@@ -182,15 +185,17 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (!cwdInfo) throw new FileNotFoundError(cwd || '.');
     if (cwdInfo.type !== 'directory') throw new Error(`${cwd} is a file, not a directory to search in.`);
     const limit = options.limit ?? DEFAULT_GLOB_LIMIT;
-    const normalised = this.relativePattern(pattern);
+    const { text: normalised, absolute } = this.relativePattern(pattern);
     if (normalised === '') return [];
+    // An absolute pattern names paths from the root, whatever cwd says.
+    const base = absolute ? '' : cwd;
 
     // Walk only below the literal part of the pattern, and no deeper than it can match.
     const { prefix, rest } = literalPrefix(normalised);
-    let start = cwd;
+    let start = base;
     if (prefix !== '') {
       try {
-        start = await this.resolve(joinPath(cwd, prefix));
+        start = await this.resolve(joinPath(base, prefix));
       } catch (error) {
         if (error instanceof PathOutsideWorkspaceError) throw new PathOutsideWorkspaceError(pattern, 'reaches outside the workspace');
         throw error;
@@ -212,16 +217,17 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   }
 
   /** A glob pattern relative to the workspace, or an error when it would reach outside it. */
-  private relativePattern(pattern: string): string {
+  private relativePattern(pattern: string): { text: string; absolute: boolean } {
     let text = pattern.trim();
-    if (path.isAbsolute(text)) {
-      const base = [this.root, ...this.aliases].find((root) => text === root || text.startsWith(root + '/'));
-      if (!base) throw new PathOutsideWorkspaceError(pattern, 'is an absolute pattern outside the workspace');
-      text = text.slice(base.length).replace(/^\/+/, '');
+    const absolute = path.isAbsolute(text);
+    if (absolute) {
+      const root = [this.root, ...this.aliases].find((candidate) => text === candidate || text.startsWith(candidate + '/'));
+      if (!root) throw new PathOutsideWorkspaceError(pattern, 'is an absolute pattern outside the workspace');
+      text = text.slice(root.length).replace(/^\/+/, '');
     }
     text = text.replace(/^(\.\/)+/, '');
     if (text.split('/').includes('..')) throw new PathOutsideWorkspaceError(pattern, 'uses ".." to leave the searched folder');
-    return text;
+    return { text, absolute };
   }
 
   /**

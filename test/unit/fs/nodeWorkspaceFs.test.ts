@@ -141,6 +141,7 @@ describe('NodeWorkspaceFs', () => {
       assert.deepEqual(await ws.fs.glob('**/*.{md,yml}'), ['.github/workflows/ci.yml', 'README.md', 'docs/guide.md']);
       assert.deepEqual(await ws.fs.glob('**/*.ts', { limit: 2 }), ['src/a/b.ts', 'src/a-b.ts']);
       assert.deepEqual(await ws.fs.glob(path.join(ws.root, 'docs/*.md')), ['docs/guide.md']);
+      assert.deepEqual(await ws.fs.glob(path.join(ws.root, 'docs/*.md'), { cwd: 'src' }), ['docs/guide.md'], 'absolute patterns ignore cwd');
       assert.deepEqual(await ws.fs.glob('nothing/*.ts'), []);
     });
 
@@ -304,6 +305,14 @@ describe('NodeWorkspaceFs', () => {
       if (running) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     assert.equal(running, false, 'the rg process is gone');
+  });
+
+  it('never reads an ignore file through a symlink', async () => {
+    await writeFile(path.join(ws.outside, 'ignore-all'), '*\n');
+    await ws.link('docs/.ignore', path.join(ws.outside, 'ignore-all'));
+    await ws.write('docs/sub/a.md', '');
+    assert.deepEqual(await ws.fs.glob('*.md', { cwd: 'docs/sub' }), ['docs/sub/a.md']);
+    assert.ok((await ws.fs.glob('**/*.md')).includes('docs/guide.md'));
   });
 
   it('creates parents but never follows a symlinked folder out when writing deep paths', async () => {
