@@ -22,9 +22,12 @@ function escapeHtml(text: string): string {
 
 /** The Content-Security-Policy of the page: no inline script or style, scripts only by nonce. */
 export function chatContentSecurityPolicy(cspSource: string, nonce: string): string {
-  // A CSP source list is space-separated, so a value with spaces or quotes could widen the
-  // policy; such characters never occur in VS Code's cspSource and are stripped here.
-  const source = cspSource.replace(/[\s;'",]/g, '');
+  // cspSource is a space-separated source list (VS Code gives `https://*.vscode-cdn.net`); only
+  // plain scheme/host sources and 'self' are kept, so a stray value cannot widen the policy.
+  const kept = cspSource
+    .split(/\s+/)
+    .filter((token) => token === "'self'" || /^[a-z][a-z0-9+.-]*:(?:\/\/[^\s;,'"]+)?$/i.test(token));
+  const source = kept.length > 0 ? kept.join(' ') : "'none'";
   const safeNonce = nonce.replace(/[^A-Za-z0-9+/=_-]/g, '');
   return [
     "default-src 'none'",

@@ -19,7 +19,11 @@
 
 // ───────────────────────────── shared value types ─────────────────────────────
 
-export type ToolCallStatus = 'running' | 'ok' | 'error' | 'denied' | 'pending-approval';
+/**
+ * 'denied': the user said no; 'refused': the approval mode does not allow it (plan mode);
+ * 'cancelled': the turn was stopped before or while it ran.
+ */
+export type ToolCallStatus = 'running' | 'ok' | 'error' | 'denied' | 'refused' | 'cancelled' | 'pending-approval';
 
 /** One tool call as the user sees it (never overlay paths: workspace paths only). */
 export interface ToolCallView {
@@ -56,6 +60,8 @@ export type TranscriptItem =
       id: string;
       /** Markdown, rendered safely by the webview. */
       text: string;
+      /** The model's reasoning ("thinking"), shown folded above the answer. */
+      reasoning?: string;
       /** true while deltas are still expected (a snapshot taken mid-stream). */
       streaming?: boolean;
       speculated?: boolean;
@@ -82,7 +88,7 @@ export type TranscriptItemKind = TranscriptItem['kind'];
 export type SpeculationState = 'idle' | 'running' | 'ready' | 'boundary' | 'failed';
 
 export interface SpeculationBoundary {
-  /** The gate's category, e.g. 'write' | 'shell' | 'network' | 'interaction' | 'path' | 'unknown' | 'limit'. */
+  /** The gate's BoundaryType: 'shell' | 'edit' | 'denied_tool' | 'unknown_tool' | 'path' | 'limit'. */
   type: string;
   /** The tool the speculation stopped before, e.g. `run_shell_command`. */
   tool: string;
@@ -145,6 +151,8 @@ export type HostToWebview =
   | { type: 'assistantStart'; id: string; speculated?: boolean }
   /** Appends markdown to the message `id` (the webview re-renders only that message). */
   | { type: 'assistantDelta'; id: string; text: string }
+  /** Appends reasoning text to the message `id` (folded "Thinking" section). */
+  | { type: 'reasoningDelta'; id: string; text: string }
   | { type: 'assistantEnd'; id: string }
   | { type: 'toolGroupStart'; id: string; calls: ToolCallView[]; speculated?: boolean }
   /** Adds or replaces (by callId) one call of group `groupId`. */
@@ -255,7 +263,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
   callId: isId,
   tool: isString,
   summary: isString,
-  status: oneOf(['running', 'ok', 'error', 'denied', 'pending-approval'] as const),
+  status: oneOf(['running', 'ok', 'error', 'denied', 'refused', 'cancelled', 'pending-approval'] as const),
   result: optional(isString),
 });
 
@@ -274,6 +282,7 @@ const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<Transcrip
     kind: oneOf(['assistant'] as const),
     id: isId,
     text: isString,
+    reasoning: optional(isString),
     streaming: optional(isBoolean),
     speculated: optional(isBoolean),
   }),
@@ -336,6 +345,7 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
   userMessage: shape({ type: literal('userMessage'), id: isId, text: isString, speculated: optional(isBoolean) }),
   assistantStart: shape({ type: literal('assistantStart'), id: isId, speculated: optional(isBoolean) }),
   assistantDelta: shape({ type: literal('assistantDelta'), id: isId, text: isString }),
+  reasoningDelta: shape({ type: literal('reasoningDelta'), id: isId, text: isString }),
   assistantEnd: shape({ type: literal('assistantEnd'), id: isId }),
   toolGroupStart: shape({
     type: literal('toolGroupStart'),

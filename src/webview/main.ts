@@ -102,6 +102,8 @@ function start(app: HTMLElement): void {
         return transcript.assistantStart(message.id, message.speculated === true);
       case 'assistantDelta':
         return transcript.assistantDelta(message.id, message.text);
+      case 'reasoningDelta':
+        return transcript.reasoningDelta(message.id, message.text);
       case 'assistantEnd':
         return transcript.assistantEnd(message.id);
       case 'toolGroupStart':

@@ -27,6 +27,8 @@ interface AssistantEntry {
   text: string;
   streaming: boolean;
   frame: number | null;
+  /** The folded reasoning section, created on the first reasoning delta. */
+  reasoning: { fold: HTMLDetailsElement; label: HTMLElement; content: HTMLElement; text: string } | null;
 }
 
 interface GroupEntry {
@@ -56,6 +58,8 @@ const STATUS_TEXT: Record<ToolCallStatus, string> = {
   ok: 'Done',
   error: 'Failed',
   denied: 'Denied',
+  refused: 'Not allowed in this approval mode',
+  cancelled: 'Cancelled',
   'pending-approval': 'Waiting for your approval',
 };
 
@@ -64,6 +68,8 @@ const STATUS_ICON: Record<ToolCallStatus, IconName> = {
   ok: 'ok',
   error: 'error',
   denied: 'denied',
+  refused: 'denied',
+  cancelled: 'denied',
   'pending-approval': 'pending',
 };
 
@@ -125,6 +131,7 @@ export class Transcript {
         break;
       case 'assistant':
         this.assistantStart(item.id, item.speculated === true);
+        if (item.reasoning) this.reasoningDelta(item.id, item.reasoning);
         this.assistantDelta(item.id, item.text);
         if (!item.streaming) this.assistantEnd(item.id);
         break;
@@ -166,7 +173,7 @@ export class Transcript {
     this.mutate(() => {
       const body = h('div', { class: 'assistant-text markdown streaming', 'data-id': id });
       this.responseParts(speculated).appendChild(body);
-      this.assistants.set(id, { body, text: '', streaming: true, frame: null });
+      this.assistants.set(id, { body, text: '', streaming: true, frame: null, reasoning: null });
     });
   }
 
@@ -183,12 +190,29 @@ export class Transcript {
     }
   }
 
+  reasoningDelta(id: string, text: string): void {
+    const entry = this.assistants.get(id);
+    if (!entry || !entry.streaming || text === '') return;
+    this.mutate(() => {
+      if (!entry.reasoning) {
+        const label = h('span', {}, 'Thinking…');
+        const content = h('div', { class: 'reasoning-text' });
+        const fold = h('details', { class: 'reasoning' }, h('summary', {}, icon('chevron', 'fold-chevron'), label), content);
+        entry.body.before(fold);
+        entry.reasoning = { fold, label, content, text: '' };
+      }
+      entry.reasoning.text += text;
+      entry.reasoning.content.textContent = entry.reasoning.text;
+    });
+  }
+
   assistantEnd(id: string): void {
     const entry = this.assistants.get(id);
     if (!entry || !entry.streaming) return;
     if (entry.frame !== null) cancelAnimationFrame(entry.frame);
     entry.frame = null;
     entry.streaming = false;
+    if (entry.reasoning) entry.reasoning.label.textContent = 'Reasoning';
     this.mutate(() => {
       entry.body.classList.remove('streaming');
       if (entry.text.trim() === '') entry.body.remove();

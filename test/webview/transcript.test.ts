@@ -105,6 +105,24 @@ describe('chat webview: transcript', function () {
     assert.equal(await page.locator('.assistant-text[data-id="a1"] .code-copy').innerText(), 'Copied');
   });
 
+  it('folds the model’s reasoning above its answer', async () => {
+    await chat.init();
+    const { page } = chat;
+    await chat.send({ type: 'assistantStart', id: 'a1' });
+    await chat.send({ type: 'reasoningDelta', id: 'a1', text: 'The user wants <b>tests</b>; ' });
+    await chat.send({ type: 'reasoningDelta', id: 'a1', text: 'check the runner first.' });
+    const fold = page.locator('details.reasoning');
+    assert.equal(await fold.locator('summary').innerText(), 'Thinking…');
+    assert.equal(await fold.evaluate((d) => (d as HTMLDetailsElement).open), false, 'folded by default');
+    await chat.send({ type: 'assistantDelta', id: 'a1', text: 'Here is the plan.' });
+    await chat.send({ type: 'assistantEnd', id: 'a1' });
+    assert.equal(await fold.locator('summary').innerText(), 'Reasoning');
+    await fold.locator('summary').click();
+    assert.equal(await fold.locator('.reasoning-text').innerText(), 'The user wants <b>tests</b>; check the runner first.');
+    const order = await page.locator('.response-parts > *').evaluateAll((els) => els.map((e) => e.className));
+    assert.deepEqual(order, ['reasoning', 'assistant-text markdown']);
+  });
+
   it('asks the host to open links and files, never navigating, and drops unsafe link targets', async () => {
     await chat.init({
       transcript: [
@@ -145,7 +163,9 @@ describe('chat webview: transcript', function () {
     const longOutput = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\n');
     await chat.send({ type: 'toolCallUpdate', groupId: 'g1', call: { ...running[0]!, status: 'ok', result: longOutput } });
     await chat.send({ type: 'toolCallUpdate', groupId: 'g1', call: { ...running[1]!, status: 'error', result: 'exit code 1' } });
+    await chat.send({ type: 'toolCallUpdate', groupId: 'g1', call: { callId: 'c3', tool: 'write_file', summary: 'b.ts', status: 'cancelled' } });
     await chat.send({ type: 'toolGroupEnd', id: 'g1' });
+    assert.match(await group.locator('.tool-call[data-call-id="c3"]').innerText(), /^Cancelled:\s*write_file/);
 
     const first = group.locator('.tool-call[data-call-id="c1"]');
     const fold = first.locator('details');
