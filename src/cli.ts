@@ -1,6 +1,9 @@
 // The headless front over src/core (HEADLESS-CLI.md): JSON lines in, JSON lines out. Diagnostics go
 // to stderr only; exit 0 when the command ran, 2 on bad usage, 1 on an internal failure.
 import { runFilterSuggestion } from './cli/filterSuggestion';
+import { runGate } from './cli/gate';
+import { runShellCheck } from './cli/shellCheck';
+import { runSpeculate } from './cli/speculate';
 import { USAGE, UsageError } from './cli/usage';
 
 type Command = (args: string[]) => Promise<number>;
@@ -8,7 +11,10 @@ type Command = (args: string[]) => Promise<number>;
 const io = { input: process.stdin, output: process.stdout };
 
 const COMMANDS: Record<string, Command> = {
+  'shell-check': () => runShellCheck(io),
   'filter-suggestion': () => runFilterSuggestion(io),
+  gate: () => runGate(io),
+  speculate: (args) => runSpeculate(args, process.stdout),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,45 @@
+// `gate`: the speculation tool gate's decision (allow / redirect / boundary) for tool calls.
+import { gateToolCall, type ApprovalMode } from '../core/followup/speculationToolGate';
+import { NodeWorkspaceFs } from '../core/fs/nodeWorkspaceFs';
+import { isShellCommandReadOnly } from '../core/shell';
+import { createToolRegistry } from '../core/tools';
+import { InputError, processJsonLines, requireString, type JsonLinesIo } from './jsonLines';
+
+const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
+
+export async function runGate(io: JsonLinesIo): Promise<number> {
+  const tools = createToolRegistry();
+  const workspaces = new Map<string, Promise<NodeWorkspaceFs>>();
+  const openWorkspace = (dir: string) => {
+    let opened = workspaces.get(dir);
+    if (!opened) {
+      opened = NodeWorkspaceFs.open(dir);
+      workspaces.set(dir, opened);
+    }
+    return opened;
+  };
+  await processJsonLines(io, async (value) => {
+    const tool = requireString(value, 'tool');
+    const args = value.args ?? {};
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new InputError('"args" must be an object');
+    const mode = value.approvalMode ?? 'default';
+    if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) throw new InputError(`"approvalMode" must be one of ${MODES.join(', ')}`);
+    const workspace = value.workspace ?? process.cwd();
+    if (typeof workspace !== 'string') throw new InputError('"workspace" must be a string');
+    let fs: NodeWorkspaceFs;
+    try {
+      fs = await openWorkspace(workspace);
+    } catch (error) {
+      workspaces.delete(workspace);
+      throw new InputError(`cannot open workspace "${workspace}": ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const result = await gateToolCall(tool, tools.get(tool), args as Record<string, unknown>, {
+      approvalMode: mode as ApprovalMode,
+      fs,
+      overlayHasWrites: false,
+      classifyShell: isShellCommandReadOnly,
+    });
+    return { tool, decision: result.decision, reason: result.reason };
+  });
+  return 0;
+}

@@ -1,0 +1,183 @@
+// `speculate`: one speculation of a suggestion against an OpenAI-compatible endpoint, exactly as
+// the extension runs it after showing the suggestion; with --accept it then applies the overlay.
+import { readFile, stat } from 'node:fs/promises';
+import type { ChatMessage } from '../core/chat/messages';
+import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
+import { startSpeculation, type Speculation } from '../core/followup/speculation';
+import type { ApprovalMode } from '../core/followup/speculationToolGate';
+import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/suggestionGenerator';
+import { isToolResultPairingValid } from '../core/followup/toolPairing';
+import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
+import { openWorkspaceServices } from '../core/workspaceServices';
+import { UsageError } from './usage';
+
+export interface SpeculateArgs {
+  workspace: string;
+  baseUrl: string;
+  model: string;
+  suggestion: string;
+  apiKey: string;
+  approvalMode: ApprovalMode;
+  historyFile?: string;
+  maxTurns?: number;
+  accept: boolean;
+  timeoutMs?: number;
+}
+
+const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
+
+export function parseSpeculateArgs(argv: string[]): SpeculateArgs {
+  const values = new Map<string, string>();
+  let accept = false;
+  const valued = new Set(['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms']);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--accept') {
+      accept = true;
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!valued.has(name)) throw new UsageError(`unknown option "${arg}" (see --help)`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`${name} needs a value`);
+    values.set(name, value);
+  }
+  for (const required of ['--workspace', '--base-url', '--model', '--suggestion']) {
+    if (!values.get(required)) throw new UsageError(`${required} is required (see --help)`);
+  }
+  const mode = values.get('--approval-mode') ?? 'default';
+  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--approval-mode must be one of ${MODES.join(', ')}`);
+  const positive = (name: string): number | undefined => {
+    const raw = values.get(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number`);
+    return n;
+  };
+  const args: SpeculateArgs = {
+    workspace: values.get('--workspace')!,
+    baseUrl: values.get('--base-url')!,
+    model: values.get('--model')!,
+    suggestion: values.get('--suggestion')!,
+    apiKey: values.get('--api-key') ?? process.env.SPECULATE_API_KEY ?? '',
+    approvalMode: mode as ApprovalMode,
+    accept,
+  };
+  const history = values.get('--history');
+  if (history) args.historyFile = history;
+  const maxTurns = positive('--max-turns');
+  if (maxTurns !== undefined) args.maxTurns = maxTurns;
+  const timeoutMs = positive('--timeout-ms');
+  if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
+  return args;
+}
+
+function isMessage(value: unknown): value is ChatMessage {
+  if (typeof value !== 'object' || value === null) return false;
+  const m = value as Record<string, unknown>;
+  switch (m.role) {
+    case 'user':
+    case 'system':
+      return typeof m.content === 'string';
+    case 'tool':
+      return typeof m.tool_call_id === 'string' && typeof m.content === 'string';
+    case 'assistant':
+      return (
+        (m.content === null || typeof m.content === 'string' || m.content === undefined) &&
+        (m.tool_calls === undefined ||
+          (Array.isArray(m.tool_calls) &&
+            m.tool_calls.every((c: unknown) => {
+              const call = c as { id?: unknown; function?: { name?: unknown; arguments?: unknown } };
+              return typeof call?.id === 'string' && typeof call.function?.name === 'string' && typeof call.function?.arguments === 'string';
+            })))
+      );
+    default:
+      return false;
+  }
+}
+
+/** Reads --history: a JSON array of OpenAI chat messages (system messages are ignored: ours lead). */
+export async function readHistory(file: string): Promise<ChatMessage[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await readFile(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read --history ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (!Array.isArray(parsed)) throw new UsageError('--history must hold a JSON array of chat messages');
+  const bad = parsed.findIndex((m) => !isMessage(m));
+  if (bad >= 0) throw new UsageError(`--history message ${bad} is not an OpenAI chat message (user / assistant / tool)`);
+  const history = (parsed as ChatMessage[])
+    .filter((m) => m.role !== 'system')
+    .map((m): ChatMessage => (m.role === 'assistant' ? { role: 'assistant', content: m.content ?? null, ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) } : {}) } : m));
+  if (!isToolResultPairingValid(history)) throw new UsageError('--history has tool calls without results (or results without calls)');
+  return history;
+}
+
+export async function runSpeculate(argv: string[], output: NodeJS.WritableStream): Promise<number> {
+  const args = parseSpeculateArgs(argv);
+  const info = await stat(args.workspace).catch(() => undefined);
+  if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
+  const history = args.historyFile ? await readHistory(args.historyFile) : [];
+  const services = await openWorkspaceServices(args.workspace);
+  const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey });
+  const params = new CacheSafeParamsStore().save({ systemPrompt: services.systemPrompt, tools: services.tools.definitions(), history, model: args.model });
+
+  let speculation: Speculation | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    speculation = startSpeculation(args.suggestion, {
+      llm,
+      params,
+      tools: services.tools,
+      approvalMode: args.approvalMode,
+      createOverlay: services.createOverlay,
+      classifyShell: services.classifyShell,
+      toolContext: { ...services.toolContext, shellEnv: services.speculationShellEnv },
+      ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
+      generatePipelinedSuggestion: async (conversation, signal) => {
+        const result = await generateSuggestion({
+          history: conversation,
+          fork: forkRunnerFromQuery((extra, s) => runForkedQuery({ params, llm, extraMessages: [...conversation.slice(history.length), ...extra], signal: s })),
+          signal,
+          conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, inputText: '' },
+        });
+        return result.kind === 'suggestion' ? result.suggestion : null;
+      },
+      log: (line) => process.stderr.write(`speculate: ${line}\n`),
+    });
+    const run = speculation;
+    if (args.timeoutMs) timer = setTimeout(() => void run.abort(), args.timeoutMs);
+    const final = await run.done;
+    if (timer) clearTimeout(timer);
+    const filesWritten = final.filesWritten.map((f) => f.path);
+    let applied: { files: string[]; conflicts: string[] } | null = null;
+    let error = final.error;
+    if (args.accept && (final.status === 'completed' || final.status === 'boundary')) {
+      try {
+        const result = await run.apply();
+        applied = { files: result.applied, conflicts: result.conflicts.map((c) => c.path) };
+      } catch (applyError) {
+        error = `accept failed: ${applyError instanceof Error ? applyError.message : String(applyError)}`;
+      }
+    }
+    const result = {
+      status: final.status,
+      boundary: final.boundary,
+      toolCalls: final.toolCalls.map((c) => ({ name: c.name, args: c.args ?? {}, decision: c.decision, executed: c.executed })),
+      filesWritten,
+      messages: run.messagesForInjection(),
+      pipelinedSuggestion: final.pipelinedSuggestion,
+      applied,
+      error,
+      timeSavedMs: Math.round(run.timeSavedMs()),
+    };
+    output.write(JSON.stringify(result, null, 2) + '\n');
+    return 0;
+  } finally {
+    if (timer) clearTimeout(timer);
+    // Without --accept nothing in the workspace changes, and no overlay is left behind either way.
+    await speculation?.disposeOverlay();
+  }
+}

@@ -1,0 +1,331 @@
+// The extension-host service that owns the engine for the open workspace: the chat session, the
+// presenter feeding the webview, the speculation: file system, the status bar and the context keys.
+import * as vscode from 'vscode';
+import type { SessionConfig, SessionEvent } from '../core/session';
+import { ChatSession } from '../core/session';
+import { SpeculateStats } from '../core/stats/speculateStats';
+import { openWorkspaceServices, type WorkspaceServices } from '../core/workspaceServices';
+import { resolveInsideWorkspace } from '../core/fs/paths';
+import type { WebviewToHost } from '../shared/protocol';
+import { ChatPresenter } from './chatPresenter';
+import type { ChatViewProvider } from './chatView';
+import { setContextKey } from './contextKeys';
+import { openSpeculationPreview } from './diffPreview';
+import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
+import { EditorLspProvider } from './lspProvider';
+import { ApiKeyStore, readSettings, type SpeculateSettings } from './settings';
+import { speculationUri, type SpeculationFileSystemProvider } from './speculationFs';
+import { SpeculationStatusBar } from './statusBar';
+
+const STATS_KEY = 'speculate.stats';
+
+export interface ControllerDeps {
+  context: vscode.ExtensionContext;
+  chatView: ChatViewProvider;
+  fsProvider: SpeculationFileSystemProvider;
+  apiKeys: ApiKeyStore;
+  output: vscode.LogOutputChannel;
+}
+
+export class SpeculateController implements vscode.Disposable {
+  readonly stats: SpeculateStats;
+  private settings: SpeculateSettings = readSettings();
+  private apiKey: string | undefined;
+  private readonly demoUrl = process.env.SPECULATE_DEMO_MODEL_URL || undefined;
+  private readonly presenter: ChatPresenter;
+  private readonly statusBar = new SpeculationStatusBar();
+  private readonly disposables: vscode.Disposable[] = [];
+  private session: ChatSession | undefined;
+  private services: WorkspaceServices | undefined;
+  private starting: Promise<ChatSession | undefined> | undefined;
+  private readonly llm: SettingsLlmClient;
+  private runInFs: string | undefined;
+  private draftHasText = false;
+
+  constructor(private readonly deps: ControllerDeps) {
+    this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
+    this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
+    this.llm = new SettingsLlmClient(() => ({ endpoint: this.endpoint(), settings: this.settings }));
+    this.presenter = new ChatPresenter({
+      post: (message) => deps.chatView.post(message),
+      model: () => {
+        const endpoint = this.endpoint();
+        return { label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured', demo: endpoint?.demo ?? false };
+      },
+      settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion }),
+    });
+    this.disposables.push(
+      this.statusBar,
+      deps.chatView.onMessage((message) => void this.onWebviewMessage(message)),
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('speculate')) this.onSettingsChanged();
+      }),
+      deps.apiKeys.onDidChange(() => void this.loadApiKey().then(() => this.onSettingsChanged())),
+    );
+    void this.loadApiKey();
+  }
+
+  private async loadApiKey(): Promise<void> {
+    this.apiKey = await this.deps.apiKeys.get();
+  }
+
+  endpoint(): Endpoint | undefined {
+    return resolveEndpoint(this.settings, this.apiKey, this.demoUrl);
+  }
+
+  get llmClient(): SettingsLlmClient {
+    return this.llm;
+  }
+
+  private log(line: string): void {
+    this.deps.output.info(line);
+  }
+
+  private sessionConfig(): SessionConfig {
+    return {
+      model: this.endpoint()?.model ?? '',
+      fastModel: this.settings.fastModel,
+      approvalMode: this.settings.approvalMode,
+      suggestionsEnabled: this.settings.suggestionsEnabled,
+      speculationEnabled: this.settings.speculationEnabled,
+      maxTurns: this.settings.maxTurns,
+      maxMessages: this.settings.maxMessages,
+    };
+  }
+
+  private onSettingsChanged(): void {
+    this.settings = readSettings();
+    this.session?.updateConfig(this.sessionConfig());
+    this.presenter.sendConfig();
+  }
+
+  /** The session for the first workspace folder, created on first use. */
+  async ensureSession(): Promise<ChatSession | undefined> {
+    if (this.session) return this.session;
+    this.starting ??= this.createSession();
+    return this.starting;
+  }
+
+  private async createSession(): Promise<ChatSession | undefined> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || folder.uri.scheme !== 'file') {
+      this.presenter.error('Open a folder to chat with Speculate: its tools work on the files of the first workspace folder.', false);
+      this.starting = undefined;
+      return undefined;
+    }
+    const services = await openWorkspaceServices(folder.uri.fsPath, { toolContext: { lsp: new EditorLspProvider(folder.uri) } });
+    this.services = services;
+    const session = new ChatSession({
+      llm: this.llm,
+      config: this.sessionConfig(),
+      systemPrompt: services.systemPrompt,
+      tools: services.tools,
+      toolContext: services.toolContext,
+      prompter: this.presenter,
+      classifyShell: services.classifyShell,
+      createOverlay: services.createOverlay,
+      speculationShellEnv: services.speculationShellEnv,
+      stats: this.stats,
+      log: (line) => this.log(line),
+    });
+    session.subscribe((event) => this.onSessionEvent(event));
+    this.session = session;
+    return session;
+  }
+
+  private onSessionEvent(event: SessionEvent): void {
+    this.presenter.handle(event);
+    if (event.type === 'suggestion') setContextKey('speculate.suggestionVisible', event.text !== null);
+    if (event.type === 'speculation') this.onSpeculationChanged();
+    if (event.type === 'conflicts') this.onConflicts(event.conflicts.map((c) => c.path));
+  }
+
+  private onSpeculationChanged(): void {
+    const session = this.session;
+    const snapshot = session?.currentSpeculation ?? null;
+    const overlay = session?.currentOverlay;
+    const active = snapshot !== null && (snapshot.status === 'running' || snapshot.status === 'completed' || snapshot.status === 'boundary');
+    setContextKey('speculate.speculationActive', active || (session?.conflictsPending ?? false));
+    setContextKey('speculate.speculationHasChanges', active && snapshot.filesWritten.length > 0);
+    // The speculation: file system shows exactly the current run; a finished run's URIs go stale.
+    if (this.runInFs && this.runInFs !== snapshot?.id) {
+      this.deps.fsProvider.removeRun(this.runInFs);
+      this.runInFs = undefined;
+    }
+    if (snapshot && overlay && active && !this.runInFs) {
+      const source = {
+        fs: overlay,
+        ...('onDidChange' in overlay ? { onDidChange: (listener: (paths: string[]) => void) => (overlay as unknown as { onDidChange(l: (p: string[]) => void): { dispose(): void } }).onDidChange(listener) } : {}),
+      };
+      this.deps.fsProvider.addRun(snapshot.id, source);
+      this.runInFs = snapshot.id;
+    }
+    if (!snapshot) this.statusBar.update({ state: 'idle' });
+    else if (snapshot.status === 'running') this.statusBar.update({ state: 'running', toolCalls: snapshot.toolCalls.filter((c) => c.executed).length });
+    else if (snapshot.status === 'completed') this.statusBar.update({ state: 'ready', files: snapshot.filesWritten.length });
+    else if (snapshot.status === 'boundary') this.statusBar.update({ state: 'boundary', detail: snapshot.boundary?.detail ?? 'stopped', files: snapshot.filesWritten.length });
+    else if (snapshot.status === 'failed') this.statusBar.update({ state: 'failed', error: snapshot.error ?? 'failed' });
+    else this.statusBar.update({ state: 'idle' });
+  }
+
+  private onConflicts(paths: string[]): void {
+    setContextKey('speculate.speculationActive', true);
+    this.log(`accept found files changed since the speculation copied them: ${paths.join(', ')}`);
+  }
+
+  private async onWebviewMessage(message: WebviewToHost): Promise<void> {
+    try {
+      await this.dispatch(message);
+    } catch (error) {
+      this.log(`handling ${message.type} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+      this.presenter.error(`Something went wrong: ${error instanceof Error ? error.message : String(error)}`, false);
+    }
+  }
+
+  private async dispatch(message: WebviewToHost): Promise<void> {
+    switch (message.type) {
+      case 'ready':
+        this.presenter.sendInit();
+        return;
+      case 'submit': {
+        if (!this.endpoint()) {
+          this.presenter.handle({ type: 'user_message', text: message.text });
+          this.presenter.error(NO_ENDPOINT_MESSAGE, false);
+          return;
+        }
+        const session = await this.ensureSession();
+        await session?.submit(message.text);
+        return;
+      }
+      case 'acceptSuggestion':
+        if (message.suggestionId !== this.presenter.currentSuggestionId) return;
+        await this.accept(message.method === 'enter' ? 'enter' : 'tab');
+        return;
+      case 'suggestionDismissed':
+        if (message.suggestionId !== this.presenter.currentSuggestionId) return;
+        this.session?.dismissSuggestion();
+        return;
+      case 'typing':
+        this.draftHasText = message.hasText;
+        this.session?.setInputText(message.hasText ? 'x' : '');
+        return;
+      case 'approvalAnswer':
+        this.presenter.answerApproval(message.id, message.decision);
+        return;
+      case 'stopTurn':
+        this.session?.stop();
+        return;
+      case 'retry':
+        await this.session?.retry();
+        return;
+      case 'previewChanges':
+        await this.preview(message.path);
+        return;
+      case 'abortSpeculation':
+        await this.abort();
+        return;
+      case 'conflictChoice':
+        await this.conflictChoice(message.path, message.choice);
+        return;
+      case 'newChat':
+        await this.newChat();
+        return;
+      case 'openFile':
+        await this.openFile(message.path, message.line);
+        return;
+      case 'openLink':
+        if (/^https?:\/\//i.test(message.url)) await vscode.env.openExternal(vscode.Uri.parse(message.url));
+        return;
+      case 'copyText':
+        await vscode.env.clipboard.writeText(message.text);
+        return;
+    }
+  }
+
+  /** Tab / palette "Accept Speculation". */
+  async accept(method: 'tab' | 'enter' = 'tab'): Promise<void> {
+    const session = this.session;
+    if (!session || session.visibleSuggestion === null) {
+      void vscode.window.showInformationMessage('Speculate: there is no suggestion to accept right now.');
+      return;
+    }
+    await session.acceptSuggestion(method);
+  }
+
+  /** Palette "Abort Speculation": the request is cancelled, the overlay deleted, the ghost text goes. */
+  async abort(): Promise<void> {
+    const session = this.session;
+    if (!session) return;
+    if (session.conflictsPending) await session.discard();
+    else session.dismissSuggestion();
+    await session.abortSpeculation('aborted from the palette');
+  }
+
+  async discard(): Promise<void> {
+    await this.session?.discard();
+  }
+
+  async newChat(): Promise<void> {
+    await this.session?.newChat();
+    this.presenter.clear();
+    await this.deps.chatView.reveal(true);
+  }
+
+  async preview(path?: string): Promise<void> {
+    const session = this.session;
+    const snapshot = session?.currentSpeculation;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!snapshot || !folder) {
+      void vscode.window.showInformationMessage('Speculate: no speculation is running, so there is nothing to preview.');
+      return;
+    }
+    const files = path ? snapshot.filesWritten.filter((f) => f.path === path) : snapshot.filesWritten;
+    await openSpeculationPreview(folder.uri, { id: snapshot.id, suggestion: snapshot.suggestion, files });
+    // The multi-file diff editor takes focus; give it back to the chat input.
+    if (files.length > 1 && this.deps.chatView.visible) await this.deps.chatView.reveal(true);
+  }
+
+  private async conflictChoice(path: string, choice: 'open-diff' | 'overwrite' | 'keep-mine'): Promise<void> {
+    const session = this.session;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!session || !folder) return;
+    if (choice === 'open-diff') {
+      const runId = session.currentSpeculation?.id;
+      if (!runId) return;
+      const real = vscode.Uri.joinPath(folder.uri, ...path.split('/'));
+      await vscode.commands.executeCommand('vscode.diff', real, speculationUri(runId, path), `${path}: yours ⇄ speculated`, { preserveFocus: true, preview: true });
+      return;
+    }
+    this.presenter.conflictResolved(path, choice);
+    await session.resolveConflict(path, choice);
+  }
+
+  private async openFile(requested: string, line?: number): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder) return;
+    let relative: string;
+    try {
+      relative = await resolveInsideWorkspace(this.services?.fs.root ?? folder.uri.fsPath, requested, [folder.uri.fsPath]);
+    } catch {
+      void vscode.window.showWarningMessage(`Speculate: "${requested}" is outside the workspace and was not opened.`);
+      return;
+    }
+    const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+    await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
+  }
+
+  /** For tests and the statistics command. */
+  get currentSession(): ChatSession | undefined {
+    return this.session;
+  }
+
+  get hasDraft(): boolean {
+    return this.draftHasText;
+  }
+
+  dispose(): void {
+    for (const d of this.disposables) d.dispose();
+    void this.session?.dispose();
+  }
+}
