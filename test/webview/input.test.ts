@@ -325,7 +325,6 @@ describe('chat webview: input', function () {
           id: 'a2',
           text: 'The tokenizer drops the last token when the input has **no trailing newline**. In [src/parser.ts](src/parser.ts#L18) the loop stops one character early:\n\n```ts\nfor (let i = 0; i < src.length - 1; i++) {\n  // …\n}\n```\n\nIterate to `src.length` and flush the buffer after the loop.',
         },
-        { kind: 'notice', id: 'n1', text: 'Speculated 2 tool calls · 4.2 s saved' },
         { kind: 'user', id: 'u2', text: 'fix the loop bound and rerun the tests', speculated: true },
         {
           kind: 'toolGroup',
@@ -338,6 +337,7 @@ describe('chat webview: input', function () {
           ],
         },
         { kind: 'assistant', id: 'a3', speculated: true, text: 'Fixed: the loop now runs to `src.length` and all **42 tests pass**.' },
+        { kind: 'notice', id: 'n1', text: 'Speculated 2 tool calls · 4.2 s saved' },
       ],
       suggestion: SUGGESTION,
       speculation: { state: 'ready', toolCalls: 3, filesWritten: ['test/parser.test.ts'], suggestionId: 's1' },
