@@ -17,6 +17,7 @@ import type {
   ToolCallView,
   TranscriptItem,
 } from '../shared/protocol';
+import { speculationNoticeText } from '../shared/protocol';
 
 const MAX_RESULT_CHARS = 20_000;
 
@@ -25,19 +26,8 @@ function clip(text: string): string {
 }
 
 function viewStatus(status: CoreToolStatus): ToolCallStatus {
-  switch (status) {
-    case 'ok':
-      return 'ok';
-    case 'denied':
-    case 'refused':
-      return 'denied';
-    default:
-      return 'error';
-  }
-}
-
-export function formatSeconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  // The webview shows every core status; the two lists are kept equal on purpose.
+  return status;
 }
 
 /** The speculation status line: words for every state, never overlay paths. */
@@ -273,10 +263,9 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'speculation_accepted': {
         if (!event.alreadyRendered) this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true));
         this.closeOpen();
-        const calls = event.toolCalls.length;
         const kept = event.notApplied.length > 0 ? ` · kept your version of ${event.notApplied.join(', ')}` : '';
         const live = event.continuesLive ? ' · continuing live' : '';
-        this.notice(`Speculated ${calls} tool call${calls === 1 ? '' : 's'} · ${formatSeconds(event.timeSavedMs)} saved${kept}${live}`);
+        this.notice(`${speculationNoticeText(event.toolCalls.length, event.timeSavedMs)}${kept}${live}`);
         return;
       }
       case 'conflicts': {
@@ -373,6 +362,17 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'tool_call_finished':
         this.updateCall({ callId: event.callId, tool: event.name, summary: event.summary, status: viewStatus(event.status), result: clip(event.result) });
         return;
+      case 'reasoning': {
+        if (this.openGroup) this.closeGroup();
+        if (!this.openAssistant) {
+          const id = this.id('m');
+          this.openAssistant = id;
+          this.transcript.push({ kind: 'assistant', id, text: '', streaming: true, ...(speculated ? { speculated } : {}) });
+          this.post({ type: 'assistantStart', id, ...(speculated ? { speculated } : {}) });
+        }
+        this.post({ type: 'reasoningDelta', id: this.openAssistant, text: event.delta });
+        return;
+      }
       case 'turn_done':
       case 'turn_aborted':
         this.closeOpen();

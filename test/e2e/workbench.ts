@@ -12,13 +12,15 @@ const EXTENSION_ID = 'speculate.speculate';
 export interface Workbench {
   page: Page;
   workspace: string;
+  /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate/). */
+  tmpDir: string;
   /** The chat webview's document. */
   chat(): FrameLocator;
   screenshot(name: string): Promise<string>;
   close(): Promise<void>;
 }
 
-interface ServerHandle { origin: string; stop(): Promise<void> }
+interface ServerHandle { origin: string; dataDir: string; stop(): Promise<void> }
 
 // The .mjs helpers are shared with the runner scripts; loaded with import() from CommonJS.
 async function loadScripts() {
@@ -58,6 +60,7 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
   return {
     page,
     workspace,
+    tmpDir: join(server.dataDir, 'tmp'),
     chat,
     async screenshot(name) {
       mkdirSync(artifactsDir, { recursive: true });

@@ -1,0 +1,172 @@
+// The product's flow in the real workbench, driven like a user: chat with the scripted model, see
+// the suggestion as ghost text, watch it run ahead, preview it, press Tab, dismiss by typing, abort
+// from the palette, and keep a file the user changed meanwhile.
+import * as assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FrameLocator } from 'playwright-core';
+import { demoReply } from '../fixtures/scripted/demoScript';
+import { ScriptedServer } from '../fixtures/scriptedServer';
+import { openChatView, openWorkbench, type Workbench } from './workbench';
+
+const INPUT = 'textarea[aria-label="Message Speculate"]';
+
+/** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
+function overlayDirs(workbench: Workbench): string[] {
+  const parent = join(workbench.tmpDir, 'speculate');
+  if (!existsSync(parent)) return [];
+  return readdirSync(parent).flatMap((pid) => readdirSync(join(parent, pid)).map((id) => `${pid}/${id}`));
+}
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function send(chat: FrameLocator, text: string): Promise<void> {
+  const input = chat.locator(INPUT);
+  await input.click();
+  await input.fill(text);
+  await input.press('Enter');
+}
+
+describe('speculation flow in the workbench', function () {
+  this.timeout(120_000);
+  let workbench: Workbench;
+  let model: ScriptedServer;
+  let chat: FrameLocator;
+
+  before(async function () {
+    this.timeout(180_000);
+    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
+    await model.start();
+    workbench = await openWorkbench({
+      settings: {
+        'speculate.baseUrl': model.baseUrl,
+        'speculate.model': 'scripted-demo',
+        'speculate.approvalMode': 'auto-edit',
+        'workbench.startupEditor': 'none',
+      },
+    });
+    chat = await openChatView(workbench);
+  });
+  after(async () => {
+    await workbench?.close();
+    await model?.close();
+  });
+
+  it('answers a message with streamed text and a tool group', async () => {
+    await send(chat, 'list the files');
+    await chat.locator('.assistant-text', { hasText: 'Here is what the workspace holds' }).waitFor();
+    assert.equal(await chat.locator('.tool-group .tool-name', { hasText: 'list_directory' }).count(), 1);
+  });
+
+  it('edits a file in the workspace through the edit tool', async () => {
+    await send(chat, 'read src/greet.ts and add a farewell');
+    await chat.locator('.assistant-text', { hasText: 'now exports' }).waitFor();
+    assert.match(readFileSync(join(workbench.workspace, 'src/greet.ts'), 'utf8'), /export function farewell/);
+  });
+
+  it('shows the predicted next prompt as ghost text and runs it ahead until ready', async () => {
+    const ghost = chat.locator('.ghost:not([hidden]) .ghost-text');
+    await ghost.waitFor();
+    assert.equal(await ghost.innerText(), 'add a test for farewell');
+    await workbench.screenshot('chat-ghost-text');
+    await chat.locator('.spec-status[data-state="ready"]').waitFor();
+    // Nothing is written to the workspace before Tab: the new test file lives only in the overlay.
+    assert.equal(existsSync(join(workbench.workspace, 'test/greet.test.mjs')), false);
+    assert.equal(overlayDirs(workbench).length, 1);
+    await workbench.screenshot('chat-speculation-ready');
+  });
+
+  it('previews the speculated change as a diff whose right side is the speculation: document', async () => {
+    await chat.locator('.spec-status button', { hasText: /preview/i }).first().click();
+    const tab = workbench.page.locator('.tabs-container .tab', { hasText: 'Speculation:' });
+    await tab.first().waitFor();
+    await workbench.page.locator('.monaco-diff-editor').first().waitFor();
+    const modified = await workbench.page.evaluate(() =>
+      Array.from(document.querySelectorAll('.tabs-container .tab')).map((el) => el.getAttribute('aria-label') ?? ''),
+    );
+    assert.ok(modified.some((label) => label.includes('Speculation: add a test for farewell')), modified.join(' | '));
+    await workbench.screenshot('diff-preview');
+  });
+
+  it('Tab shows the finished result at once, applies it, and the next suggestion is already there', async () => {
+    const input = chat.locator(INPUT);
+    await input.click();
+    await input.press('Tab');
+    await chat.locator('.user-text', { hasText: 'add a test for farewell' }).waitFor();
+    await chat.locator('.tool-group .tool-name', { hasText: 'write_file' }).waitFor();
+    await chat.locator('.notice', { hasText: /Speculated 1 tool call · [\d.]+ s saved/ }).waitFor();
+    assert.match(readFileSync(join(workbench.workspace, 'test/greet.test.mjs'), 'utf8'), /farewell/);
+    const ghost = chat.locator('.ghost:not([hidden]) .ghost-text');
+    await ghost.waitFor();
+    assert.equal(await ghost.innerText(), 'run the tests');
+    // Focus never left the input.
+    assert.equal(await input.evaluate((el) => el === document.activeElement), true);
+  });
+
+  it('stops at a boundary before a shell command that is not read-only, and says why', async () => {
+    const status = chat.locator('.spec-status[data-state="boundary"]');
+    await status.waitFor();
+    assert.match(await status.innerText(), /run_shell_command/);
+    await workbench.screenshot('chat-speculation-boundary');
+  });
+
+  it('typing dismisses the suggestion and deletes its overlay', async () => {
+    const input = chat.locator(INPUT);
+    await input.click();
+    await input.pressSequentially('x');
+    await chat.locator('.ghost').waitFor({ state: 'hidden' });
+    await waitFor(() => overlayDirs(workbench).length === 0, 'the overlay to be deleted');
+    await input.fill('');
+  });
+
+  it('palette "Abort Speculation" cancels a running speculation and removes the ghost text', async () => {
+    // A slow model keeps the next speculation running long enough to abort it.
+    model.setScript((request) => {
+      const body = request.body ?? {};
+      const reply = demoReply(body);
+      const last = body.messages?.[body.messages.length - 1];
+      const isSpeculation = typeof last?.content === 'string' && last.content === 'add a farewell function';
+      return isSpeculation ? { ...reply, latencyMs: 30_000 } : reply;
+    });
+    await send(chat, 'read src/greet.ts');
+    await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a farewell function' }).waitFor();
+    await chat.locator('.spec-status[data-state="running"]').waitFor();
+    const speculationRequest = () =>
+      model.chatRequests.find((r) => JSON.stringify(r.body).includes('"content":"add a farewell function"') && !r.closedEarly);
+    await waitFor(() => speculationRequest() !== undefined, 'the speculation request to reach the model');
+    const request = speculationRequest()!;
+    await workbench.page.keyboard.press('F1');
+    await workbench.page.keyboard.type('Speculate: Abort Speculation');
+    await workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Abort Speculation' }).first().waitFor();
+    await workbench.page.keyboard.press('Enter');
+    await chat.locator('.ghost').waitFor({ state: 'hidden' });
+    await waitFor(() => overlayDirs(workbench).length === 0, 'the overlay to be deleted');
+    await waitFor(() => request.closedEarly, 'the model request to be closed');
+  });
+
+  it('on accept, a file the user changed meanwhile is not overwritten: "Keep mine" keeps the edit', async () => {
+    model.setScript((request) => demoReply(request.body ?? {}));
+    await send(chat, 'read src/greet.ts');
+    await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a farewell function' }).waitFor();
+    await chat.locator('.spec-status[data-state="ready"]').waitFor();
+    const file = join(workbench.workspace, 'src/greet.ts');
+    const mine = readFileSync(file, 'utf8') + '\n// my own edit\n';
+    writeFileSync(file, mine);
+    const input = chat.locator(INPUT);
+    await input.click();
+    await input.press('Tab');
+    const keep = chat.locator('.conflict-actions button', { hasText: 'Keep mine' });
+    await keep.first().waitFor();
+    await workbench.screenshot('chat-conflict');
+    await keep.first().click();
+    await chat.locator('.notice', { hasText: 'kept your version of src/greet.ts' }).waitFor();
+    assert.equal(readFileSync(file, 'utf8'), mine);
+    await waitFor(() => overlayDirs(workbench).length === 0, 'the overlay to be deleted');
+  });
+});
