@@ -1,0 +1,118 @@
+// The allow-list of commands: every command name that may run during speculation, with the rule
+// for its arguments. Names not listed are refused, with a specific reason for well-known ones.
+import { awk } from './awk';
+import { git } from './git';
+import type { CommandContext, CommandRule } from './ruleTypes';
+import { sed } from './sed';
+import * as tools from './toolRules';
+import { refuse, type ShellVerdict } from './verdict';
+import * as wrappers from './wrappers';
+import type { Arg } from './words';
+
+const READ_ONLY_ANY_ARGUMENTS = [
+  'ls', 'dir', 'vdir', 'cat', 'tac', 'nl', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'echo', 'pwd',
+  'true', 'false', ':', 'basename', 'dirname', 'realpath', 'readlink', 'stat', 'du', 'df', 'cut', 'tr',
+  'comm', 'join', 'paste', 'column', 'fold', 'fmt', 'expand', 'unexpand', 'rev', 'od', 'hexdump',
+  'strings', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum',
+  'sum', 'base64', 'base32', 'diff', 'cmp', 'jq', 'whoami', 'id', 'groups', 'uname', 'arch', 'nproc',
+  'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type', 'ps', 'pgrep', 'free',
+  'seq', 'expr', 'sleep', 'numfmt', 'zcat', 'cal', 'lsb_release', 'help',
+] as const;
+
+const RULES = new Map<string, CommandRule>([
+  ...READ_ONLY_ANY_ARGUMENTS.map((name): [string, CommandRule] => [name, tools.anyArguments]),
+  ['find', tools.find],
+  ['sort', tools.sort],
+  ['uniq', tools.uniq],
+  ['xxd', tools.xxd],
+  ['tee', tools.tee],
+  ['dd', tools.dd],
+  ['tree', tools.tree],
+  ['file', tools.file],
+  ['date', tools.date],
+  ['hostname', tools.hostname],
+  ['rg', tools.rg],
+  ['fd', tools.fd],
+  ['fdfind', tools.fd],
+  ['printf', tools.printf],
+  ['test', tools.test],
+  ['[', tools.test],
+  ['sed', sed],
+  ['awk', awk],
+  ['gawk', awk],
+  ['mawk', awk],
+  ['nawk', awk],
+  ['git', git],
+  ['env', wrappers.env],
+  ['nice', wrappers.nice],
+  ['timeout', wrappers.timeout],
+  ['time', wrappers.time],
+  ['stdbuf', wrappers.stdbuf],
+  ['command', wrappers.command],
+  ['xargs', wrappers.xargs],
+  ['bash', wrappers.shell],
+  ['sh', wrappers.shell],
+  ['dash', wrappers.shell],
+  ['npm', tools.packageLister],
+  ['pnpm', tools.packageLister],
+  ['go', tools.go],
+  ...['node', 'deno', 'bun', 'python', 'python3', 'ruby', 'perl', 'php', 'java', 'tsc', 'gcc', 'clang', 'rustc']
+    .map((name): [string, CommandRule] => [name, tools.versionOnly('runs code')]),
+  ...['yarn', 'pip', 'pip3', 'cargo', 'make']
+    .map((name): [string, CommandRule] => [name, tools.versionOnly('installs packages, builds or runs code')]),
+]);
+
+/** Why well-known commands are refused, so the user sees more than "not on the list". */
+const REFUSAL_REASONS: ReadonlyArray<[code: string, why: string, names: readonly string[]]> = [
+  ['command', 'writes or deletes files', [
+    'rm', 'rmdir', 'mv', 'cp', 'mkdir', 'touch', 'chmod', 'chown', 'chgrp', 'ln', 'truncate', 'install',
+    'shred', 'unlink', 'patch', 'split', 'csplit', 'mktemp', 'mkfifo', 'mknod', 'tar', 'zip', 'unzip',
+    'gzip', 'gunzip', 'bzip2', 'xz', 'sponge',
+  ]],
+  ['command', 'uses the network', ['curl', 'wget', 'ssh', 'scp', 'sftp', 'ftp', 'nc', 'ncat', 'telnet', 'rsync', 'ping', 'dig', 'nslookup', 'http']],
+  ['session', 'changes the shell session', [
+    'cd', 'pushd', 'popd', 'dirs', 'export', 'unset', 'alias', 'unalias', 'set', 'shopt', 'trap', 'ulimit',
+    'umask', 'read', 'readarray', 'mapfile', 'declare', 'local', 'typeset', 'readonly', 'let', 'shift',
+    'getopts', 'hash', 'enable', 'exit', 'return', 'logout', 'history', 'fc', 'bind', 'complete',
+    'compgen', 'compopt', 'disown', 'jobs', 'fg', 'bg', 'wait', 'suspend',
+  ]],
+  ['command', 'runs code this check cannot see', ['eval', 'exec', 'source', '.', 'builtin', 'coproc', 'npx', 'zsh', 'fish', 'ksh', 'csh', 'tcsh']],
+  ['command', 'runs a command as another user', ['sudo', 'doas', 'su', 'pkexec']],
+  ['command', 'keeps running after the check (writes nohup.out)', ['nohup', 'setsid']],
+  ['command', 'is interactive', ['vi', 'vim', 'nvim', 'nano', 'emacs', 'less', 'more', 'most', 'man', 'top', 'htop', 'watch']],
+  ['command', 'stops processes', ['kill', 'pkill', 'killall']],
+];
+
+const REFUSALS = new Map<string, ShellVerdict>();
+for (const [code, why, names] of REFUSAL_REASONS) {
+  for (const name of names) if (!REFUSALS.has(name)) REFUSALS.set(name, refuse(code, `${name} ${why}`));
+}
+
+/** Directories whose programs may be named by full path (/usr/bin/cat is cat). */
+const SYSTEM_BIN_DIRS = new Set(['/bin', '/usr/bin', '/usr/local/bin', '/sbin', '/usr/sbin']);
+
+const MAX_DEPTH = 8;
+
+/** Checks one command given as words: argv[0] names the command. */
+export function classifyArgv(argv: readonly Arg[], context: CommandContext): ShellVerdict {
+  if (context.depth > MAX_DEPTH) return refuse('command', 'commands nested too deeply to check');
+  const resolved = resolveCommandName(argv[0]);
+  if (typeof resolved !== 'string') return resolved;
+  const rule = RULES.get(resolved);
+  if (!rule) return REFUSALS.get(resolved) ?? refuse('command', `${resolved} is not a known read-only command`);
+  return rule(argv.slice(1), context, resolved);
+}
+
+/** The program a command word runs, or a refusal when that cannot be known for sure. */
+function resolveCommandName(word: Arg | undefined): string | ShellVerdict {
+  if (!word) return refuse('command', 'a command without a name');
+  if (word.kind !== 'literal') return refuse('command', 'the command name comes from a variable, pattern or expansion');
+  const name = word.value;
+  if (name === '') return refuse('command', 'an empty command name');
+  const slash = name.lastIndexOf('/');
+  if (slash < 0) return name;
+  const dir = name.slice(0, slash) || '/';
+  const base = name.slice(slash + 1);
+  if (SYSTEM_BIN_DIRS.has(dir) && base !== '') return base;
+  return refuse('command', `${name} runs a program by path`);
+}

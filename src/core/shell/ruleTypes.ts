@@ -1,0 +1,16 @@
+// The shape of a command rule and the context rules get: wrappers (env, xargs, bash -c …) check
+// the command they run through the same entry points, one level deeper.
+import type { ShellVerdict } from './verdict';
+import type { Arg } from './words';
+
+export interface CommandContext {
+  /** How many wrappers or nested scripts enclose the command being checked. */
+  depth: number;
+  /** Checks a complete argv (argv[0] is the command name) at the given depth. */
+  checkArgv(argv: readonly Arg[], depth: number): ShellVerdict;
+  /** Parses and checks an inline script (bash -c '…') at the given depth. */
+  checkScript(source: string, depth: number): ShellVerdict;
+}
+
+/** Decides one command from its arguments (argv without the name). */
+export type CommandRule = (args: readonly Arg[], context: CommandContext, name: string) => ShellVerdict;
