@@ -1,0 +1,433 @@
+// ChatSession end to end: main turns, the suggestion, its speculation, accept (completed, boundary,
+// promoted, with conflicts), abort by typing or new chat, and the prefix cache shared by all forks.
+import * as assert from 'node:assert/strict';
+import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/approvals';
+import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/chat/messages';
+import { SUGGESTION_DELAY_MS, ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
+import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
+import { isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
+import { ChatSession, type SessionConfig, type SessionEvent } from '../../../src/core/session';
+import type { RecordedRequest, ScriptedReply } from '../../fixtures/scriptedServer';
+import { FakeClock, isFork, isSuggestionRequest, makeWorld, MODEL, stepOf, taskOf, taskScript, waitUntil, type EngineWorld } from './engineKit';
+
+const GREET = 'export function greet(name: string) {\n  return `Helo, ${name}`;\n}\n';
+const FILES = { 'src/greet.ts': GREET, 'README.md': '# greet\n' };
+
+/** Two answered main turns: the earliest point at which a suggestion is predicted. */
+const WARMUP: Record<string, ScriptedReply[]> = {
+  hello: [{ text: 'Hi! What shall we work on?' }],
+  'show me src/greet.ts': [{ toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }] }, { text: 'It exports greet(name).' }],
+};
+
+interface SessionWorld {
+  world: EngineWorld;
+  session: ChatSession;
+  clock: FakeClock;
+  events: SessionEvent[];
+  approvals: ApprovalRequest[];
+}
+
+type Accepted = Extract<SessionEvent, { type: 'speculation_accepted' }>;
+
+async function makeSession(
+  turns: Record<string, ScriptedReply[]>,
+  suggestions: Record<string, string>,
+  options: { config?: Partial<SessionConfig>; answer?: ApprovalAnswer; suggestionReply?: Partial<ScriptedReply>; files?: Record<string, string> } = {},
+): Promise<SessionWorld> {
+  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply));
+  const clock = new FakeClock();
+  const events: SessionEvent[] = [];
+  const approvals: ApprovalRequest[] = [];
+  const { services } = world;
+  const session = new ChatSession({
+    llm: world.llm,
+    config: {
+      model: MODEL,
+      fastModel: '',
+      approvalMode: 'auto-edit',
+      suggestionsEnabled: true,
+      speculationEnabled: true,
+      maxTurns: 20,
+      maxMessages: 100,
+      ...options.config,
+    },
+    systemPrompt: services.systemPrompt,
+    tools: services.tools,
+    toolContext: services.toolContext,
+    prompter: {
+      request: async (request) => {
+        approvals.push(request);
+        return options.answer ?? 'allow';
+      },
+    },
+    classifyShell: services.classifyShell,
+    createOverlay: services.createOverlay,
+    speculationShellEnv: services.speculationShellEnv,
+    clock,
+  });
+  session.subscribe((event) => events.push(event));
+  return { world, session, clock, events, approvals };
+}
+
+/** Runs the two warm-up turns and shows the predicted suggestion (the fake clock skips the delay). */
+async function warmUpAndShow(s: SessionWorld, expected: string): Promise<void> {
+  assert.equal((await s.session.submit('hello'))?.status, 'done');
+  assert.equal((await s.session.submit('show me src/greet.ts'))?.status, 'done');
+  await waitUntil(() => s.clock.pendingTimers > 0, 'the suggestion to be predicted');
+  assert.equal(s.session.visibleSuggestion, null, 'not shown before the delay');
+  s.clock.advance(SUGGESTION_DELAY_MS);
+  assert.equal(s.session.visibleSuggestion, expected);
+  assert.equal(s.session.currentSpeculation?.suggestion, expected, 'speculation starts when the suggestion shows');
+}
+
+/** Waits for the final status event of the run on `suggestion` (sent once its pipelined suggestion is known). */
+async function runEnd(s: SessionWorld, suggestion: string): Promise<SpeculationSnapshot> {
+  let found: SpeculationSnapshot | undefined;
+  await waitUntil(() => {
+    for (const event of s.events) {
+      if (event.type === 'speculation' && event.snapshot?.suggestion === suggestion && event.snapshot.status !== 'running') found = event.snapshot;
+    }
+    return found !== undefined;
+  }, `the speculation of "${suggestion}" to end`);
+  return found!;
+}
+
+function accepted(s: SessionWorld): Accepted[] {
+  return s.events.filter((e): e is Accepted => e.type === 'speculation_accepted');
+}
+
+/** The canonical prompt without its last message: what a later request can share with it. */
+function withoutLastMessage(prompt: string): string {
+  return prompt.slice(0, prompt.lastIndexOf('\n', prompt.length - 2) + 1);
+}
+
+/** `later` starts with the whole of `prefix`, and the provider reports all of it as cached. */
+function assertCachedPrefix(later: RecordedRequest, prefix: string, what: string): void {
+  assert.ok(later.prompt.startsWith(prefix), `${what}: the request repeats the shared prefix byte for byte`);
+  assert.ok(later.cachedTokens >= Math.floor(prefix.length / 4), `${what}: ${later.cachedTokens} cached tokens cover the ${Math.floor(prefix.length / 4)} of the shared prefix`);
+}
+
+const SUGGESTION = 'add a farewell function to greet.ts';
+const NEXT = 'write a test for farewell';
+const FAREWELL = 'export function greet(name: string) {\n  return `Helo, ${name}`;\n}\nexport const farewell = (name: string) => `Bye, ${name}`;\n';
+
+describe('Engine end-to-end: ChatSession', function () {
+  this.timeout(20_000);
+  let s: SessionWorld | undefined;
+
+  afterEach(async () => {
+    if (!s) return;
+    await s.session.dispose();
+    await s.world.abortAll();
+    const left = await s.world.overlayLeftovers();
+    await s.world.dispose();
+    s = undefined;
+    assert.deepEqual(left, [], 'nothing left under <tmpRoot>/speculate/');
+  });
+
+  it('suggests, speculates, accepts with Tab, and pipelines the next step — all forks on the main chat prefix', async () => {
+    s = await makeSession(
+      {
+        [SUGGESTION]: [
+          { toolCalls: [{ name: 'edit', arguments: { file_path: 'src/greet.ts', old_string: '}\n', new_string: '}\nexport const farewell = (name: string) => `Bye, ${name}`;\n' } }] },
+          { text: 'Added farewell to src/greet.ts.' },
+        ],
+        [NEXT]: [
+          { toolCalls: [{ name: 'write_file', arguments: { file_path: 'test/greet.test.ts', content: "import { farewell } from '../src/greet';\n" } }] },
+          { text: 'Wrote test/greet.test.ts.' },
+        ],
+      },
+      { 'show me src/greet.ts': SUGGESTION, [SUGGESTION]: NEXT },
+    );
+    await warmUpAndShow(s, SUGGESTION);
+    const done = await runEnd(s, SUGGESTION);
+    assert.equal(done.status, 'completed', done.error ?? '');
+    assert.equal(done.pipelinedSuggestion, NEXT);
+    assert.equal(await s.world.read('src/greet.ts'), GREET, 'nothing applied before Tab');
+    assert.ok(done.usage.cachedTokens > 0, 'cached tokens are recorded');
+
+    // The prefix cache: every fork repeats the main chat's system prompt, tools and history.
+    const requests = s.world.server.chatRequests;
+    const main = requests.filter((r) => !isFork(r));
+    assert.deepEqual(main.map((r) => taskOf(r)), ['hello', 'show me src/greet.ts', 'show me src/greet.ts']);
+    const suggestion = requests.find((r) => isSuggestionRequest(r) && taskOf(r) === 'show me src/greet.ts')!;
+    const speculated = requests.filter((r) => isFork(r) && !isSuggestionRequest(r) && taskOf(r) === SUGGESTION);
+    const pipelined = requests.find((r) => isSuggestionRequest(r) && taskOf(r) === SUGGESTION)!;
+    assert.equal(requests.filter(isSuggestionRequest).length, 2, 'no suggestion after the first turn (too early), one after the second, one pipelined');
+    assert.equal(speculated.length, 2);
+    assertCachedPrefix(suggestion, main.at(-1)!.prompt, 'suggestion after the main turn');
+    assertCachedPrefix(speculated[0], withoutLastMessage(suggestion.prompt), 'speculation after the suggestion');
+    assertCachedPrefix(speculated[1], speculated[0].prompt, 'second speculated turn');
+    assertCachedPrefix(pipelined, speculated[1].prompt, 'pipelined suggestion');
+
+    const historyBefore = s.session.messages;
+    await s.session.acceptSuggestion('tab');
+
+    const [event] = accepted(s);
+    assert.ok(event, 'speculation_accepted was sent');
+    assert.equal(event.suggestion, SUGGESTION);
+    assert.equal(event.alreadyRendered, false);
+    assert.equal(event.continuesLive, false);
+    assert.deepEqual(event.applied, ['src/greet.ts']);
+    assert.deepEqual(event.messages, done.messages);
+    assert.deepEqual(event.toolCalls.map((c) => c.name), ['edit']);
+    assert.deepEqual(s.session.messages, [...historyBefore, ...done.messages]);
+    assert.ok(isToolResultPairingValid(s.session.messages));
+    assert.equal(await s.world.read('src/greet.ts'), FAREWELL);
+
+    // Tab, Tab: the pipelined suggestion is on screen at once (no clock move) and already running.
+    assert.equal(s.session.visibleSuggestion, NEXT);
+    assert.equal(s.session.currentSpeculation?.suggestion, NEXT);
+    const next = await runEnd(s, NEXT);
+    assert.equal(next.status, 'completed', next.error ?? '');
+    const nextFirst = s.world.server.chatRequests.find((r) => isFork(r) && !isSuggestionRequest(r) && taskOf(r) === NEXT)!;
+    assertCachedPrefix(nextFirst, withoutLastMessage(pipelined.prompt), 'speculation of the pipelined suggestion');
+
+    s.clock.advance(ACCEPT_DEBOUNCE_MS);
+    await s.session.acceptSuggestion('tab');
+    assert.equal(accepted(s).length, 2);
+    assert.equal(await s.world.read('test/greet.test.ts'), "import { farewell } from '../src/greet';\n");
+    assert.deepEqual(await s.world.overlayLeftovers(), [], 'accepted overlays are deleted');
+  });
+
+  it('typing into the input dismisses the suggestion and aborts its speculation', async () => {
+    s = await makeSession({ [SUGGESTION]: [{ text: 'slow', latencyMs: 30_000 }] }, { 'show me src/greet.ts': SUGGESTION });
+    await warmUpAndShow(s, SUGGESTION);
+    const current = s;
+    await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === SUGGESTION), 'the speculation request');
+    const slow = s.world.server.chatRequests.find((r) => taskOf(r) === SUGGESTION)!;
+    assert.notDeepEqual(await s.world.overlayLeftovers(), []);
+
+    s.session.setInputText('x');
+
+    assert.equal(s.session.visibleSuggestion, null);
+    assert.ok(await s.world.server.waitForClientClose(slow, 5_000), 'the request was closed');
+    await waitUntil(async () => (await current.world.overlayLeftovers()).length === 0, 'the overlay to be deleted');
+    assert.equal(s.session.currentSpeculation, null);
+    assert.ok(s.events.some((e) => e.type === 'suggestion' && e.text === null));
+    assert.ok(s.events.some((e) => e.type === 'speculation' && e.snapshot === null));
+    assert.equal(await s.world.read('src/greet.ts'), GREET);
+  });
+
+  it('a new chat aborts the speculation and forgets the conversation', async () => {
+    s = await makeSession({ [SUGGESTION]: [{ text: 'slow', latencyMs: 30_000 }] }, { 'show me src/greet.ts': SUGGESTION });
+    await warmUpAndShow(s, SUGGESTION);
+    const current = s;
+    await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === SUGGESTION), 'the speculation request');
+    const slow = s.world.server.chatRequests.find((r) => taskOf(r) === SUGGESTION)!;
+
+    await s.session.newChat();
+
+    assert.ok(await s.world.server.waitForClientClose(slow, 5_000), 'the request was closed');
+    assert.deepEqual(await s.world.overlayLeftovers(), []);
+    assert.equal(s.session.currentSpeculation, null);
+    assert.equal(s.session.visibleSuggestion, null);
+    assert.deepEqual(s.session.messages, []);
+    assert.equal(s.session.cacheSafeParams, undefined);
+  });
+
+  it('Tab on a boundary in default mode injects the reads, then the agent continues live and asks before the edit', async () => {
+    const FIX = 'fix the typo in greet.ts';
+    const fixEdit = { name: 'edit', arguments: { file_path: 'src/greet.ts', old_string: 'Helo', new_string: 'Hello' } };
+    s = await makeSession(
+      {
+        [FIX]: [
+          { toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }] },
+          { toolCalls: [{ name: 'read_file', arguments: { file_path: 'README.md' } }, fixEdit] },
+          { toolCalls: [fixEdit] },
+          { text: 'Fixed the typo.' },
+        ],
+      },
+      { 'show me src/greet.ts': FIX },
+      { config: { approvalMode: 'default' }, answer: 'allow' },
+    );
+    await warmUpAndShow(s, FIX);
+    const done = await runEnd(s, FIX);
+    assert.equal(done.status, 'boundary');
+    assert.equal(done.boundary?.type, 'edit');
+    const historyBefore = s.session.messages;
+
+    await s.session.acceptSuggestion('tab');
+
+    const [event] = accepted(s);
+    assert.equal(event.continuesLive, true);
+    assert.deepEqual(event.applied, []);
+    assert.deepEqual(s.approvals.map((a) => [a.tool, a.summary]), [['edit', 'src/greet.ts']], 'the boundary tool asked for approval');
+    assert.equal(await s.world.read('src/greet.ts'), GREET.replace('Helo', 'Hello'));
+    const added = s.session.messages.slice(historyBefore.length);
+    assert.deepEqual(added.slice(0, 5), done.messages, 'the speculated part joined first');
+    assert.deepEqual(
+      added.map((m) => (m.role === 'assistant' ? `assistant:${m.tool_calls?.map((c) => c.function.name).join('+') ?? m.content}` : m.role)),
+      ['user', 'assistant:read_file', 'tool', 'assistant:read_file', 'tool', 'assistant:edit', 'tool', 'assistant:Fixed the typo.'],
+    );
+    assert.ok(isToolResultPairingValid(s.session.messages));
+    const live = s.world.server.chatRequests.filter((r) => !isFork(r) && taskOf(r) === FIX);
+    assert.deepEqual(live.map(stepOf), [2, 3], 'the main agent went on from the boundary, not from the start');
+  });
+
+  it('Tab on a boundary in auto-edit mode applies the finished edit, then the live shell call asks', async () => {
+    const BUMP = 'bump the version and clean the build';
+    s = await makeSession(
+      {
+        [BUMP]: [
+          {
+            toolCalls: [
+              { name: 'edit', arguments: { file_path: 'package.json', old_string: '"1.0.0"', new_string: '"1.0.1"' } },
+              { name: 'run_shell_command', arguments: { command: 'rm -rf build' } },
+            ],
+          },
+          { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'rm -rf build' } }] },
+          { text: 'Bumped the version; I left build/ alone as you asked.' },
+        ],
+      },
+      { 'show me src/greet.ts': BUMP },
+      { answer: 'deny', files: { ...FILES, 'package.json': '{ "version": "1.0.0" }\n', 'build/out.js': 'built\n' } },
+    );
+    await warmUpAndShow(s, BUMP);
+    const done = await runEnd(s, BUMP);
+    assert.equal(done.status, 'boundary');
+    assert.equal(done.boundary?.type, 'shell');
+
+    await s.session.acceptSuggestion('tab');
+
+    const [event] = accepted(s);
+    assert.equal(event.continuesLive, true);
+    assert.deepEqual(event.applied, ['package.json']);
+    assert.equal(await s.world.read('package.json'), '{ "version": "1.0.1" }\n');
+    assert.deepEqual(s.approvals.map((a) => [a.tool, a.summary]), [['run_shell_command', 'rm -rf build']]);
+    assert.equal(await s.world.read('build/out.js'), 'built\n', 'the denied command did not run');
+    const last = s.session.messages.at(-1) as AssistantMessage;
+    assert.equal(last.content, 'Bumped the version; I left build/ alone as you asked.');
+  });
+
+  describe('conflicts on accept', () => {
+    const BOTH = 'bump a and b in src';
+    const turns = {
+      [BOTH]: [
+        {
+          toolCalls: [
+            { name: 'edit', arguments: { file_path: 'src/a.ts', old_string: '= 1', new_string: '= 2' } },
+            { name: 'edit', arguments: { file_path: 'src/b.ts', old_string: '= 1', new_string: '= 2' } },
+          ],
+        },
+        { text: 'Both are 2 now.' },
+      ],
+    };
+    const files = { ...FILES, 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': 'export const b = 1;\n' };
+    const MINE = 'export const a = 7; // mine\n';
+
+    async function acceptIntoConflict(): Promise<SessionWorld> {
+      const current = await makeSession(turns, { 'show me src/greet.ts': BOTH }, { files });
+      s = current;
+      await warmUpAndShow(current, BOTH);
+      assert.equal((await runEnd(current, BOTH)).status, 'completed');
+      await current.world.write('src/a.ts', MINE);
+      await current.session.acceptSuggestion('tab');
+      const conflicts = current.events.filter((e) => e.type === 'conflicts');
+      assert.equal(conflicts.length, 1);
+      assert.deepEqual(conflicts[0].type === 'conflicts' && conflicts[0].conflicts.map((c) => c.path), ['src/a.ts']);
+      assert.ok(current.session.conflictsPending);
+      assert.equal(accepted(current).length, 0, 'nothing is injected while the user decides');
+      assert.equal(await current.world.read('src/b.ts'), 'export const b = 2;\n', 'the file without a conflict is applied');
+      assert.equal(await current.world.read('src/a.ts'), MINE);
+      return current;
+    }
+
+    function resultOf(messages: ChatMessage[], file: string): string {
+      const call = messages.flatMap((m) => (m.role === 'assistant' ? m.tool_calls ?? [] : [])).find((c) => c.function.arguments.includes(file))!;
+      return (messages.find((m) => m.role === 'tool' && m.tool_call_id === call.id) as ToolMessage).content;
+    }
+
+    it('keep mine: the user version stays and the history says the edit was not applied', async () => {
+      const current = await acceptIntoConflict();
+      await current.session.resolveConflict('src/a.ts', 'keep-mine');
+
+      assert.equal(current.session.conflictsPending, false);
+      assert.equal(await current.world.read('src/a.ts'), MINE);
+      const [event] = accepted(current);
+      assert.deepEqual(event.applied, ['src/b.ts']);
+      assert.deepEqual(event.notApplied, ['src/a.ts']);
+      const history = current.session.messages;
+      assert.match(resultOf(history, 'src/a.ts'), /not applied.*src\/a\.ts/);
+      assert.doesNotMatch(resultOf(history, 'src/b.ts'), /not applied/, 'the applied edit is not marked');
+      assert.ok(isToolResultPairingValid(history));
+    });
+
+    it('overwrite: the speculated content lands', async () => {
+      const current = await acceptIntoConflict();
+      await current.session.resolveConflict('src/a.ts', 'overwrite');
+
+      assert.equal(current.session.conflictsPending, false);
+      assert.equal(await current.world.read('src/a.ts'), 'export const a = 2;\n');
+      const [event] = accepted(current);
+      assert.deepEqual([...event.applied].sort(), ['src/a.ts', 'src/b.ts']);
+      assert.deepEqual(event.notApplied, []);
+      assert.doesNotMatch(resultOf(current.session.messages, 'src/a.ts'), /not applied/);
+    });
+  });
+
+  it('Tab while the speculation still runs promotes it: its progress follows and nothing is restarted', async () => {
+    const SLOW = 'add a farewell function slowly';
+    s = await makeSession(
+      {
+        [SLOW]: [
+          { latencyMs: 300, toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }] },
+          { toolCalls: [{ name: 'edit', arguments: { file_path: 'src/greet.ts', old_string: 'Helo', new_string: 'Hello' } }] },
+          { text: 'Done: greet says Hello now.' },
+        ],
+      },
+      { 'show me src/greet.ts': SLOW },
+    );
+    await warmUpAndShow(s, SLOW);
+    const current = s;
+    await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === SLOW && !isSuggestionRequest(r)), 'the speculation request');
+    assert.equal(s.session.currentSpeculation?.status, 'running');
+    const from = s.events.length;
+
+    await s.session.acceptSuggestion('tab');
+
+    const after = s.events.slice(from).map((e) => e.type);
+    const promoted = after.indexOf('speculation_promoted');
+    const firstProgress = after.indexOf('speculation_progress');
+    const acceptedAt = after.indexOf('speculation_accepted');
+    assert.ok(promoted >= 0 && firstProgress > promoted && acceptedAt > firstProgress, `events in order: ${after.join(', ')}`);
+    const progress = s.events.slice(from).filter((e) => e.type === 'speculation_progress');
+    assert.ok(progress.some((e) => e.type === 'speculation_progress' && e.event.type === 'tool_end' && e.event.record.name === 'edit'), 'the edit is shown as it happens');
+    const [event] = accepted(s);
+    assert.equal(event.alreadyRendered, true);
+    assert.equal(event.continuesLive, false);
+    assert.equal(await s.world.read('src/greet.ts'), GREET.replace('Helo', 'Hello'));
+    const forSlow = s.world.server.chatRequests.filter((r) => taskOf(r) === SLOW && !isSuggestionRequest(r));
+    assert.deepEqual(forSlow.map((r) => [isFork(r), stepOf(r)]), [[true, 0], [true, 1], [true, 2]], 'each step asked once, none again live');
+    assert.equal((s.session.messages.at(-1) as AssistantMessage).content, 'Done: greet says Hello now.');
+  });
+
+  it('Tab after the run finished but before its next suggestion is known still shows that suggestion when it comes', async () => {
+    const turns = {
+      [SUGGESTION]: [{ toolCalls: [{ name: 'edit', arguments: { file_path: 'src/greet.ts', old_string: 'Helo', new_string: 'Hello' } }] }, { text: 'Done.' }],
+      [NEXT]: [{ text: 'Test written.' }],
+    };
+    const suggestions = { 'show me src/greet.ts': SUGGESTION, [SUGGESTION]: NEXT };
+    s = await makeSession(turns, suggestions);
+    const current = s;
+    // The pipelined prediction is held back until Tab was pressed.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const script = taskScript({ ...WARMUP, ...turns }, suggestions) as (request: RecordedRequest) => ScriptedReply;
+    s.world.server.setScript(async (request) => {
+      if (isSuggestionRequest(request) && taskOf(request) === SUGGESTION) await held;
+      return script(request);
+    });
+    await warmUpAndShow(s, SUGGESTION);
+    await waitUntil(() => current.session.currentSpeculation?.status === 'completed', 'the run to finish');
+    await waitUntil(() => current.world.server.chatRequests.some((r) => isSuggestionRequest(r) && taskOf(r) === SUGGESTION), 'the pipelined request');
+
+    await s.session.acceptSuggestion('tab');
+    assert.equal(accepted(s).length, 1);
+    assert.equal(await s.world.read('src/greet.ts'), GREET.replace('Helo', 'Hello'));
+    release();
+
+    await waitUntil(() => current.session.visibleSuggestion === NEXT, 'the pipelined suggestion to show');
+    assert.equal(s.session.currentSpeculation?.suggestion, NEXT);
+  });
+});
