@@ -102,6 +102,8 @@ export class ChatSession {
   private approvalPending = false;
   private pendingAccept: PendingAccept | undefined;
   private promoted: Speculation | undefined;
+  /** An accepted run whose pipelined suggestion was still being predicted at Tab. */
+  private pipelineSource: Speculation | undefined;
   private turnRunning = false;
   private disposed = false;
 
@@ -351,6 +353,10 @@ export class ChatSession {
 
   /** Aborts the current speculation: closes its request, deletes its overlay. */
   async abortSpeculation(why = 'aborted'): Promise<void> {
+    // An accepted run still predicting its next suggestion: the user moved on, so that call goes too.
+    const waiting = this.pipelineSource;
+    this.pipelineSource = undefined;
+    if (waiting) void waiting.abort().catch(() => undefined);
     const speculation = this.speculation;
     if (!speculation || this.promoted === speculation || this.pendingAccept?.speculation === speculation) return;
     this.speculation = undefined;
@@ -500,6 +506,21 @@ export class ChatSession {
     this.saveParamsAfterInjection();
     this.lastTurn = 'completed';
     if (snapshot.pipelinedSuggestion) this.followup.set(snapshot.pipelinedSuggestion, { immediate: true });
+    else if (snapshot.status === 'completed') void this.showPipelinedWhenKnown(speculation);
+  }
+
+  /**
+   * Tab came after the run finished but before its next suggestion was predicted: the prediction
+   * still counts (Tab, Tab, Tab), so it is shown when it arrives — unless the user moved on first.
+   */
+  private async showPipelinedWhenKnown(speculation: Speculation): Promise<void> {
+    this.pipelineSource = speculation;
+    const final = await speculation.done;
+    if (this.pipelineSource !== speculation) return;
+    this.pipelineSource = undefined;
+    if (!final.pipelinedSuggestion || this.disposed || this.turnRunning || this.pendingAccept || this.speculation) return;
+    if (this.inputText.trim() !== '' || this.followup.visibleText !== null || this.followup.pendingText !== null) return;
+    this.followup.set(final.pipelinedSuggestion, { immediate: true });
   }
 
   /** After an injected completed run the main history grew; forks must start from it. */
@@ -573,6 +594,9 @@ export class ChatSession {
     this.suggestionAbort?.abort();
     this.conversation.abort();
     const speculation = this.speculation ?? this.promoted ?? this.pendingAccept?.speculation;
+    const waiting = this.pipelineSource;
+    this.pipelineSource = undefined;
+    if (waiting) await waiting.abort();
     this.promoted = undefined;
     this.pendingAccept = undefined;
     if (speculation) await speculation.abort();

@@ -309,6 +309,8 @@ export class Speculation {
   }
 
   private readonly boundaries = new Map<number, Boundary>();
+  /** Workspace paths each executed call wrote (by call id), so a note lands only on the right results. */
+  private readonly filesChangedBy = new Map<string, string[]>();
 
   private boundaryOf(record: ToolCallRecord): Boundary {
     return this.boundaries.get(record.index) ?? { type: 'unknown_tool', tool: record.name, detail: 'stopped' };
@@ -362,6 +364,7 @@ export class Speculation {
       record.executed = true;
       record.ok = result.ok;
       record.result = result.output;
+      if (result.filesChanged?.length) this.filesChangedBy.set(call.id, [...result.filesChanged]);
     } catch (error) {
       if (error instanceof PathOutsideWorkspaceError) {
         // Path rewriting that fails is a boundary, like any path outside the workspace.
@@ -394,10 +397,15 @@ export class Speculation {
   messagesForInjection(notApplied: readonly string[] = []): ChatMessage[] {
     const messages = ensureToolResultPairing(this.messages);
     if (notApplied.length === 0) return messages;
-    // Keep the history honest: a write the user chose not to take is marked on its tool result.
-    const note = `\n(Note: not applied — the user kept their own version of ${notApplied.join(', ')}.)`;
-    const writers = new Set(this.toolCalls.filter((r) => r.executed && r.decision === 'redirect').map((r) => r.id));
-    return messages.map((message) => (message.role === 'tool' && writers.has(message.tool_call_id) ? { ...message, content: message.content + note } : message));
+    // Keep the history honest: a write the user chose not to take is marked on its tool result —
+    // only on the results of calls that wrote those files, so an applied write is not called unapplied.
+    const kept = new Set(notApplied);
+    return messages.map((message) => {
+      if (message.role !== 'tool') return message;
+      const files = (this.filesChangedBy.get(message.tool_call_id) ?? []).filter((file) => kept.has(file));
+      if (files.length === 0) return message;
+      return { ...message, content: `${message.content}\n(Note: not applied — the user kept their own version of ${files.join(', ')}.)` };
+    });
   }
 }
 
