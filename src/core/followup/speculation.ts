@@ -209,7 +209,7 @@ export class Speculation {
 
   private async run(): Promise<SpeculationSnapshot> {
     try {
-      this.overlay = await this.options.createOverlay();
+      this.overlay = await this.createOverlay();
       await this.loop();
       if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
         const conversation = [...this.options.params.history, ...this.messages];
@@ -228,6 +228,21 @@ export class Speculation {
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
     this.emitStatus();
     return this.snapshot();
+  }
+
+  /**
+   * The overlay. A raw file-system error names the overlay's temp path, which must not reach the
+   * user, so it is reported by its code; the overlay's own errors (worded for users) pass through.
+   */
+  private async createOverlay(): Promise<SpeculationOverlay> {
+    try {
+      return await this.options.createOverlay();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException | undefined)?.code;
+      if (typeof code !== 'string') throw error;
+      this.options.log?.(`overlay creation failed: ${String(error)}`);
+      throw new Error(`The speculation could not create its private overlay folder (${code}); the next suggestion will try again. If it keeps failing, check that the temp folder is writable.`);
+    }
   }
 
   private async loop(): Promise<void> {

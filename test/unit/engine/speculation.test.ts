@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/chat/messages';
 import { MAX_SPECULATION_TURNS, type SpeculationEvent, type SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import { isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
-import { allStrings, fileEntry, makeWorld, OUTSIDE_SECRET, treeSnapshot, wireMessages, type EngineWorld } from './engineKit';
+import { allStrings, fileEntry, makeWorld, OUTSIDE_SECRET, treeSnapshot, waitUntil, wireMessages, type EngineWorld } from './engineKit';
 
 const HISTORY: ChatMessage[] = [
   { role: 'user', content: 'what is in src/a.ts?' },
@@ -413,5 +413,97 @@ describe('Engine end-to-end: speculation', function () {
     const leaks = strings.filter((s) => s.includes(world.tmpRoot) || (overlayDir !== '' && s.includes(overlayDir)) || /speculate\/\d+\//.test(s));
     assert.deepEqual(leaks, []);
     await speculation.disposeOverlay();
+  });
+
+  describe('more ways a run meets the world', () => {
+    it('a read-only shell command runs before any write, but after a write it is a boundary (it would read stale files)', async () => {
+      world = await makeWorld({ 'a.txt': 'alpha\n' });
+      world.server.setScript([
+        { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'cat a.txt' } }] },
+        { toolCalls: [{ name: 'write_file', arguments: { file_path: 'a.txt', content: 'ALPHA\n' } }] },
+        { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'cat a.txt' } }] },
+      ]);
+      const final = await world.speculate('shout a.txt').done;
+
+      assert.equal(final.status, 'boundary');
+      assert.equal(final.boundary?.type, 'shell');
+      assert.match(final.boundary?.detail ?? '', /would not see the speculated edits/);
+      assert.match(toolResults(final)[0], /alpha/, 'the first cat ran in the workspace');
+      assert.deepEqual(final.toolCalls.map((c) => [c.name, c.decision, c.executed]), [
+        ['run_shell_command', 'allow', true],
+        ['write_file', 'redirect', true],
+        ['run_shell_command', 'boundary', false],
+      ]);
+      assert.equal(await world.read('a.txt'), 'alpha\n');
+    });
+
+    it('malformed tool arguments come back to the model as an error and the run goes on', async () => {
+      world = await makeWorld({ 'a.txt': 'alpha\n' });
+      world.server.setScript([
+        { toolCalls: [{ name: 'write_file', arguments: '{"file_path": "b.txt", "content": ' }] },
+        { toolCalls: [{ name: 'write_file', arguments: { file_path: 'b.txt', content: 'beta\n' } }] },
+        { text: 'Wrote b.txt.' },
+      ]);
+      const speculation = world.speculate('write b.txt');
+      const final = await speculation.done;
+
+      assert.equal(final.status, 'completed');
+      assert.match(toolResults(final)[0], /not valid JSON/);
+      assert.deepEqual(final.filesWritten, [{ path: 'b.txt', kind: 'created' }]);
+      assertPaired(final.messages);
+      await speculation.apply();
+      assert.equal(await world.read('b.txt'), 'beta\n');
+    });
+
+    const stops: { tool: string; args: Record<string, unknown>; type: string }[] = [
+      { tool: 'web_fetch', args: { url: 'http://127.0.0.1:9/' }, type: 'denied_tool' },
+      { tool: 'ask_user_question', args: { question: 'Which file?' }, type: 'denied_tool' },
+      { tool: 'todo_write', args: { todos: [] }, type: 'denied_tool' },
+      { tool: 'mcp__github__create_issue', args: { title: 'x' }, type: 'unknown_tool' },
+    ];
+    for (const { tool, args, type } of stops) {
+      it(`${tool} stops the run before it runs (${type})`, async () => {
+        world = await makeWorld({ 'a.txt': 'alpha\n' });
+        world.server.setScript([{ toolCalls: [{ name: 'read_file', arguments: { file_path: 'a.txt' } }, { name: tool, arguments: args }] }]);
+        const final = await world.speculate('go on').done;
+
+        assert.equal(final.status, 'boundary');
+        assert.deepEqual(final.boundary && [final.boundary.type, final.boundary.tool], [type, tool]);
+        assert.deepEqual(final.toolCalls.map((c) => c.executed), [true, false]);
+        assert.deepEqual((final.messages[1] as AssistantMessage).tool_calls?.map((c) => c.function.name), ['read_file']);
+        assertPaired(final.messages);
+      });
+    }
+
+    it('abort while a shell command runs stops the command and ends the run as aborted', async () => {
+      world = await makeWorld({ 'a.txt': 'alpha\n' });
+      world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: 'sleep 30' } }] }, { text: 'never' }]);
+      const events: SpeculationEvent[] = [];
+      const speculation = world.speculate('wait a while', { onEvent: (event) => events.push(event) });
+      await waitUntil(() => events.some((e) => e.type === 'tool_start'), 'the command to start');
+
+      await speculation.abort();
+
+      assert.equal(speculation.snapshot().status, 'aborted');
+      assert.equal(world.server.chatRequests.length, 1, 'no model turn after the abort');
+      assert.deepEqual(await world.overlayLeftovers(), []);
+    });
+
+    it('an overlay that cannot be created fails the run without a model call or a temp path in the error', async () => {
+      world = await makeWorld({ 'a.txt': 'alpha\n' });
+      world.server.setScript([{ text: 'never asked' }]);
+      const overlayPath = path.join(world.tmpRoot, 'speculate', String(process.pid), 'f00d');
+      const speculation = world.speculate('anything', {
+        createOverlay: async () => {
+          throw Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${overlayPath}'`), { code: 'ENOENT' });
+        },
+      });
+      const final = await speculation.done;
+
+      assert.equal(final.status, 'failed');
+      assert.equal(world.server.chatRequests.length, 0);
+      assert.ok(final.error && !final.error.includes(world.tmpRoot), `the error names no overlay path: ${final.error}`);
+      assert.match(final.error ?? '', /ENOENT/);
+    });
   });
 });
