@@ -19,6 +19,17 @@ const READ_ONLY_ANY_ARGUMENTS = [
   'seq', 'expr', 'sleep', 'numfmt', 'zcat', 'cal', 'lsb_release', 'help',
 ] as const;
 
+const RUNS_CODE = 'runs code';
+const INSTALLS = 'installs packages, builds or runs code';
+const VERSION_COMMANDS: ReadonlyArray<[name: string, what: string, flags: readonly string[]]> = [
+  ['node', RUNS_CODE, ['-v']], ['deno', RUNS_CODE, ['-V']], ['bun', RUNS_CODE, ['-v']],
+  ['python', RUNS_CODE, ['-V']], ['python3', RUNS_CODE, ['-V']], ['ruby', RUNS_CODE, []],
+  ['perl', RUNS_CODE, ['-v']], ['php', RUNS_CODE, ['-v']], ['java', RUNS_CODE, ['-version']],
+  ['tsc', RUNS_CODE, ['-v']], ['gcc', RUNS_CODE, []], ['clang', RUNS_CODE, []], ['rustc', RUNS_CODE, ['-V']],
+  ['npm', INSTALLS, ['-v']], ['pnpm', INSTALLS, ['-v']], ['yarn', INSTALLS, ['-v']], ['pip', INSTALLS, ['-V']],
+  ['pip3', INSTALLS, ['-V']], ['cargo', INSTALLS, ['-V']], ['make', INSTALLS, ['-v']],
+];
+
 const RULES = new Map<string, CommandRule>([
   ...READ_ONLY_ANY_ARGUMENTS.map((name): [string, CommandRule] => [name, tools.anyArguments]),
   ['find', tools.find],
@@ -53,13 +64,10 @@ const RULES = new Map<string, CommandRule>([
   ['bash', wrappers.shell],
   ['sh', wrappers.shell],
   ['dash', wrappers.shell],
-  ['npm', tools.packageLister],
-  ['pnpm', tools.packageLister],
   ['go', tools.go],
-  ...['node', 'deno', 'bun', 'python', 'python3', 'ruby', 'perl', 'php', 'java', 'tsc', 'gcc', 'clang', 'rustc']
-    .map((name): [string, CommandRule] => [name, tools.versionOnly('runs code')]),
-  ...['yarn', 'pip', 'pip3', 'cargo', 'make']
-    .map((name): [string, CommandRule] => [name, tools.versionOnly('installs packages, builds or runs code')]),
+  // npm/pnpm/yarn run an update check against the registry (and write its timestamp) for any
+  // subcommand, even `npm ls`; only --version returns before that.
+  ...VERSION_COMMANDS.map(([name, what, flags]): [string, CommandRule] => [name, tools.versionOnly(what, flags)]),
 ]);
 
 /** Why well-known commands are refused, so the user sees more than "not on the list". */

@@ -24,21 +24,76 @@ const KNOWN_NAMED_TYPES = new Set([
 /** Inside $((…)) only constant arithmetic is safe: bash evaluates variable values as code. */
 const CONSTANT_ARITHMETIC = new Set(['binary_expression', 'unary_expression', 'parenthesized_expression', 'ternary_expression']);
 
-const CONTINUATION_ONLY = /^(?:\\\r?\n)+$/;
+/** The characters constant arithmetic is written with (digits, hex, base#, operators). */
+const ARITHMETIC_TEXT = /^\$(?:\(\([\s0-9a-fA-FxX#+\-*/%<>=!&|^~?:(),]*\)\)|\[[\s0-9a-fA-FxX#+\-*/%<>=!&|^~?:(),]*\])$/;
 
 export function findHazard(script: ParsedScript): ShellVerdict {
-  const gluedWordsPossible = script.source.includes('\\\n') || script.source.includes('\\\r\n');
-  const pending: SyntaxNode[] = [script.root];
+  const opaque: Array<[number, number]> = [];
+  const arithmeticStarts = new Set<number>();
+  const pending: Array<[SyntaxNode, boolean]> = [[script.root, false]];
   while (pending.length > 0) {
-    const node = pending.pop() as SyntaxNode;
+    const [node, quoted] = pending.pop() as [SyntaxNode, boolean];
     const verdict = nodeHazard(script, node);
     if (!verdict.readOnly) return verdict;
+    if (node.type === 'arithmetic_expansion') arithmeticStarts.add(node.start);
+    if (isOpaque(script, node, quoted)) {
+      opaque.push([node.start, node.end]);
+      continue;
+    }
+    const childQuoted = quoted || DOUBLE_QUOTE_LIKE.has(node.type);
     const children = node.children;
+    const quotedHeredoc = node.type === 'heredoc_redirect' && children.some((child) => child.type === 'heredoc_start' && /['"\\]/.test(textOf(script, child)));
     for (let i = 0; i < children.length; i++) {
-      if (gluedWordsPossible && i > 0 && isGlued(script, children[i - 1], children[i])) {
-        return refuse('syntax', 'a line continuation inside a word joins text the check would read apart');
+      if (quotedHeredoc && children[i].type === 'heredoc_body') {
+        opaque.push([children[i].start, children[i].end]);
+        continue;
       }
-      pending.push(children[i]);
+      pending.push([children[i], childQuoted]);
+    }
+  }
+  return substitutionInText(script.source, opaque, arithmeticStarts);
+}
+
+/** Node types inside which bash still expands $(…) and `…` even within '…'. */
+const DOUBLE_QUOTE_LIKE = new Set(['string', 'translated_string', 'heredoc_body', 'expansion', 'arithmetic_expansion']);
+
+/** Text bash never expands: single-quoted strings outside "…"/${…}, and comments. */
+function isOpaque(script: ParsedScript, node: SyntaxNode, quoted: boolean): boolean {
+  if (node.type === 'raw_string') return !quoted;
+  if (node.type === 'comment') return !quoted && (node.start === 0 || ' \t\n;&|()'.includes(script.source[node.start - 1]));
+  return false;
+}
+
+/**
+ * The belt to the tree's braces: tree-sitter leaves some substitutions as plain text (backticks
+ * inside ${…}, $(…) inside '…' inside "${…}", <(…) inside ${…}), so every $( $[ ` <( >( that bash
+ * would see — anything outside single quotes and comments, not escaped, not the start of $((…)) —
+ * is refused. So is a line continuation glued to the text before it: bash joins "$\<newline>(" into
+ * "$(" and "l\<newline>s" into "ls", which tree-sitter reads apart.
+ */
+function substitutionInText(source: string, opaque: Array<[number, number]>, arithmeticStarts: Set<number>): ShellVerdict {
+  opaque.sort((a, b) => a[0] - b[0]);
+  let next = 0;
+  for (let i = 0; i < source.length; i++) {
+    while (next < opaque.length && opaque[next][1] <= i) next++;
+    if (next < opaque.length && opaque[next][0] <= i) {
+      i = opaque[next][1] - 1;
+      continue;
+    }
+    const ch = source[i];
+    const following = source[i + 1];
+    if (ch === '\\') {
+      const continuation = following === '\n' || (following === '\r' && source[i + 2] === '\n');
+      if (continuation && i > 0 && !' \t\n'.includes(source[i - 1])) {
+        return refuse('syntax', 'a line continuation glued to a word joins text the check would read apart');
+      }
+      i += following === '\r' ? 2 : 1;
+    } else if (ch === '`') {
+      return refuse('substitution', 'backticks run another command');
+    } else if (ch === '$' && (following === '(' || following === '[') && !arithmeticStarts.has(i)) {
+      return refuse('substitution', 'command substitution runs another command');
+    } else if ((ch === '<' || ch === '>') && following === '(') {
+      return refuse('substitution', 'process substitution runs another command');
     }
   }
   return OK;
@@ -56,7 +111,7 @@ function nodeHazard(script: ParsedScript, node: SyntaxNode): ShellVerdict {
     case 'expansion':
       return expansionHazard(script, node);
     case 'arithmetic_expansion':
-      return arithmeticHazard(node);
+      return arithmeticHazard(script, node);
     case 'subscript':
       return subscriptHazard(script, node);
     default:
@@ -64,13 +119,9 @@ function nodeHazard(script: ParsedScript, node: SyntaxNode): ShellVerdict {
   }
 }
 
-/** bash joins "l\<newline>s" into "ls"; tree-sitter reads two words. Refuse rather than guess. */
-function isGlued(script: ParsedScript, left: SyntaxNode, right: SyntaxNode): boolean {
-  if (right.start <= left.end) return false;
-  return CONTINUATION_ONLY.test(script.source.slice(left.end, right.start));
-}
-
 function expansionHazard(script: ParsedScript, node: SyntaxNode): ShellVerdict {
+  // tree-sitter may read a nested ${…} inside quotes as plain text; bash expands it.
+  if (textOf(script, node).includes('${', 1)) return refuse('expansion', 'a nested ${…} expansion');
   const children = node.children;
   for (let i = 0; i < children.length; i++) {
     const child = children[i];
@@ -100,7 +151,10 @@ function expansionHazard(script: ParsedScript, node: SyntaxNode): ShellVerdict {
   return OK;
 }
 
-function arithmeticHazard(node: SyntaxNode): ShellVerdict {
+function arithmeticHazard(script: ParsedScript, node: SyntaxNode): ShellVerdict {
+  if (!ARITHMETIC_TEXT.test(textOf(script, node))) {
+    return refuse('arithmetic', '$((…)) with variables or expansions is evaluated as code by bash');
+  }
   const pending = node.children.slice();
   while (pending.length > 0) {
     const child = pending.pop() as SyntaxNode;

@@ -28,12 +28,15 @@ function atMostOneOperand(spec: OptionSpec): CommandRule {
   );
 }
 
-const VERSION_FLAGS = new Set(['--version', '-v', '-V', '-version', 'version']);
-
-/** Interpreters, compilers and package managers: asking for the version is all that is safe. */
-export function versionOnly(what: string): CommandRule {
+/**
+ * Interpreters, compilers and package managers: asking for the version is all that is safe. Only
+ * the flags each program treats as "print the version and exit" count (python -v would instead
+ * start an interpreter reading its input; `node version` would run a file named version).
+ */
+export function versionOnly(what: string, flags: readonly string[] = []): CommandRule {
   return (args, _context, name) => {
-    if (args.length === 1 && args[0].kind === 'literal' && VERSION_FLAGS.has(args[0].value)) return OK;
+    const flag = args.length === 1 && args[0].kind === 'literal' ? args[0].value : undefined;
+    if (flag === '--version' || (flag !== undefined && flags.includes(flag))) return OK;
     return refuse('command', `${name} ${what}; only ${name} --version is read-only`);
   };
 }
@@ -163,17 +166,6 @@ export const test: CommandRule = (args, _context, name) => {
     if (arg.value === '-v' || arg.value === '-R') return refuse('expansion', `${arg.value} evaluates an array subscript, which can run code`);
   }
   return OK;
-};
-
-/** npm/pnpm: listing installed packages reads node_modules; everything else installs or runs. */
-export const packageLister: CommandRule = (args, context, name) => {
-  const sub = args[0];
-  if (sub?.kind === 'literal' && ['ls', 'list', 'll', 'la'].includes(sub.value)) {
-    return args.every((arg) => arg.kind === 'literal')
-      ? OK
-      : refuse('argument', `${name} ls: an argument that is only known at run time`);
-  }
-  return versionOnly('installs packages or runs scripts')(args, context, name);
 };
 
 /** go version / go env (without -w or -u, which write the go env file). */
