@@ -10,6 +10,7 @@ import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 import { startSpeculation, type Speculation, type SpeculationOptions } from '../../../src/core/followup/speculation';
 import { SUGGESTION_PROMPT } from '../../../src/core/followup/suggestionGenerator';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openAiCompatibleClient';
+import type { PrefixCaching } from '../../../src/core/llm/requestBody';
 import { openWorkspaceServices, type WorkspaceServices } from '../../../src/core/workspaceServices';
 import { ScriptedServer, type RecordedRequest, type Script, type ScriptedReply } from '../../fixtures/scriptedServer';
 
@@ -42,7 +43,7 @@ export interface EngineWorld {
   dispose(): Promise<void>;
 }
 
-export async function makeWorld(files: Record<string, string> = {}, script?: Script): Promise<EngineWorld> {
+export async function makeWorld(files: Record<string, string> = {}, script?: Script, clientOptions: { prefixCaching?: PrefixCaching } = {}): Promise<EngineWorld> {
   const parent = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-engine-test-')));
   const root = path.join(parent, 'ws');
   const outside = path.join(parent, 'outside');
@@ -61,7 +62,7 @@ export async function makeWorld(files: Record<string, string> = {}, script?: Scr
   const server = new ScriptedServer(script ? { script } : {});
   await server.start();
   // Quick retries: the tests count attempts, they do not wait for real backoff.
-  const llm = new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'test-key', retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+  const llm = new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'test-key', retry: { baseDelayMs: 1, maxDelayMs: 2 }, ...clientOptions });
   const started: Speculation[] = [];
   const world: EngineWorld = {
     parent,

@@ -5,6 +5,7 @@ import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/app
 import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/chat/messages';
 import { SUGGESTION_DELAY_MS, ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
+import type { PrefixCaching } from '../../../src/core/llm/requestBody';
 import { isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
 import { ChatSession, type SessionConfig, type SessionEvent } from '../../../src/core/session';
 import type { RecordedRequest, ScriptedReply } from '../../fixtures/scriptedServer';
@@ -32,9 +33,9 @@ type Accepted = Extract<SessionEvent, { type: 'speculation_accepted' }>;
 async function makeSession(
   turns: Record<string, ScriptedReply[]>,
   suggestions: Record<string, string>,
-  options: { config?: Partial<SessionConfig>; answer?: ApprovalAnswer; suggestionReply?: Partial<ScriptedReply>; files?: Record<string, string> } = {},
+  options: { config?: Partial<SessionConfig>; answer?: ApprovalAnswer; suggestionReply?: Partial<ScriptedReply>; files?: Record<string, string>; prefixCaching?: PrefixCaching } = {},
 ): Promise<SessionWorld> {
-  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply));
+  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {});
   const clock = new FakeClock();
   const events: SessionEvent[] = [];
   const approvals: ApprovalRequest[] = [];
@@ -70,14 +71,14 @@ async function makeSession(
 }
 
 /** Runs the two warm-up turns and shows the predicted suggestion (the fake clock skips the delay). */
-async function warmUpAndShow(s: SessionWorld, expected: string): Promise<void> {
+async function warmUpAndShow(s: SessionWorld, expected: string, speculates = true): Promise<void> {
   assert.equal((await s.session.submit('hello'))?.status, 'done');
   assert.equal((await s.session.submit('show me src/greet.ts'))?.status, 'done');
   await waitUntil(() => s.clock.pendingTimers > 0, 'the suggestion to be predicted');
   assert.equal(s.session.visibleSuggestion, null, 'not shown before the delay');
   s.clock.advance(SUGGESTION_DELAY_MS);
   assert.equal(s.session.visibleSuggestion, expected);
-  assert.equal(s.session.currentSpeculation?.suggestion, expected, 'speculation starts when the suggestion shows');
+  if (speculates) assert.equal(s.session.currentSpeculation?.suggestion, expected, 'speculation starts when the suggestion shows');
 }
 
 /** Waits for the final status event of the run on `suggestion` (sent once its pipelined suggestion is known). */
@@ -429,5 +430,120 @@ describe('Engine end-to-end: ChatSession', function () {
 
     await waitUntil(() => current.session.visibleSuggestion === NEXT, 'the pipelined suggestion to show');
     assert.equal(s.session.currentSpeculation?.suggestion, NEXT);
+  });
+
+  it('with DashScope caching the forks send the cache header and marks and still hit the main chat prefix', async () => {
+    s = await makeSession(
+      { [SUGGESTION]: [{ toolCalls: [{ name: 'read_file', arguments: { file_path: 'README.md' } }] }, { text: 'Nothing to add.' }] },
+      { 'show me src/greet.ts': SUGGESTION },
+      { prefixCaching: 'dashscope' },
+    );
+    await warmUpAndShow(s, SUGGESTION);
+    assert.equal((await runEnd(s, SUGGESTION)).status, 'completed');
+    const requests = s.world.server.chatRequests;
+    for (const request of requests) {
+      assert.equal(request.headers['x-dashscope-cachecontrol'], 'enable');
+      assert.match(JSON.stringify(request.body?.messages), /"cache_control":\{"type":"ephemeral"\}/);
+    }
+    const mainLast = requests.filter((r) => !isFork(r)).at(-1)!;
+    const suggestion = requests.find(isSuggestionRequest)!;
+    const speculated = requests.filter((r) => isFork(r) && !isSuggestionRequest(r));
+    assertCachedPrefix(suggestion, mainLast.prompt, 'suggestion');
+    assertCachedPrefix(speculated[0], withoutLastMessage(suggestion.prompt), 'speculation');
+    assertCachedPrefix(speculated[1], speculated[0].prompt, 'second speculated turn');
+  });
+
+  it('with speculation switched off the suggestion still shows, and Tab sends it as a normal message', async () => {
+    s = await makeSession({ [SUGGESTION]: [{ text: 'Added it.' }] }, { 'show me src/greet.ts': SUGGESTION }, { config: { speculationEnabled: false } });
+    await warmUpAndShow(s, SUGGESTION, false);
+    assert.equal(s.session.currentSpeculation, null);
+    assert.deepEqual(await s.world.overlayLeftovers(), []);
+
+    await s.session.acceptSuggestion('tab');
+
+    assert.equal(accepted(s).length, 0);
+    const live = s.world.server.chatRequests.filter((r) => taskOf(r) === SUGGESTION && !isSuggestionRequest(r));
+    assert.deepEqual(live.map(isFork), [false], 'one live main request');
+    assert.deepEqual(s.session.messages.slice(-2), [
+      { role: 'user', content: SUGGESTION },
+      { role: 'assistant', content: 'Added it.' },
+    ]);
+  });
+
+  it('discarding a finished run deletes its overlay and applies nothing', async () => {
+    s = await makeSession(
+      { [SUGGESTION]: [{ toolCalls: [{ name: 'write_file', arguments: { file_path: 'src/bye.ts', content: 'bye\n' } }] }, { text: 'Done.' }] },
+      { 'show me src/greet.ts': SUGGESTION },
+    );
+    await warmUpAndShow(s, SUGGESTION);
+    assert.equal((await runEnd(s, SUGGESTION)).status, 'completed');
+    assert.notDeepEqual(await s.world.overlayLeftovers(), []);
+
+    await s.session.discard();
+
+    assert.deepEqual(await s.world.overlayLeftovers(), []);
+    assert.equal(s.session.visibleSuggestion, null);
+    assert.equal(s.session.currentSpeculation, null);
+    await assert.rejects(s.world.read('src/bye.ts'), /ENOENT/);
+    s.clock.advance(ACCEPT_DEBOUNCE_MS);
+    await s.session.acceptSuggestion('tab');
+    assert.equal(accepted(s).length, 0, 'nothing left to accept');
+  });
+
+  describe('a promoted run that does not complete', () => {
+    const TASK = 'tidy greet.ts';
+    const readGreet = { toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }], latencyMs: 200 };
+
+    it('fails: the user is told and the request runs live, with nothing of the run applied', async () => {
+      s = await makeSession({}, { 'show me src/greet.ts': TASK });
+      const base = taskScript(WARMUP, { 'show me src/greet.ts': TASK }) as (request: RecordedRequest) => ScriptedReply;
+      s.world.server.setScript((request) => {
+        if (taskOf(request) !== TASK || isSuggestionRequest(request)) return base(request);
+        if (isFork(request)) return stepOf(request) === 0 ? readGreet : { status: 401 };
+        return { text: 'Tidied it live.' };
+      });
+      await warmUpAndShow(s, TASK);
+      const current = s;
+      await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === TASK && isFork(r) && !isSuggestionRequest(r)), 'the speculation request');
+
+      await s.session.acceptSuggestion('tab');
+
+      assert.ok(s.events.some((e) => e.type === 'speculation_promoted'));
+      assert.ok(s.events.some((e) => e.type === 'notice' && /runs live/.test(e.text)), 'the user is told');
+      assert.equal(accepted(s).length, 0);
+      assert.deepEqual(s.session.messages.slice(-2), [
+        { role: 'user', content: TASK },
+        { role: 'assistant', content: 'Tidied it live.' },
+      ]);
+      assert.equal(s.session.busy, false);
+    });
+
+    it('stops at a boundary: the finished part is injected and the agent continues live', async () => {
+      s = await makeSession(
+        {
+          [TASK]: [
+            readGreet,
+            { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'npx prettier --write src/greet.ts' } }] },
+            { text: 'Left formatting to you.' },
+          ],
+        },
+        { 'show me src/greet.ts': TASK },
+        { answer: 'deny' },
+      );
+      await warmUpAndShow(s, TASK);
+      const current = s;
+      await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === TASK && isFork(r) && !isSuggestionRequest(r)), 'the speculation request');
+
+      await s.session.acceptSuggestion('tab');
+
+      const [event] = accepted(s);
+      assert.equal(event.alreadyRendered, true);
+      assert.equal(event.continuesLive, true);
+      assert.deepEqual(s.approvals.map((a) => a.tool), ['run_shell_command']);
+      const forTask = s.world.server.chatRequests.filter((r) => taskOf(r) === TASK && !isSuggestionRequest(r));
+      assert.deepEqual(forTask.map((r) => [isFork(r), stepOf(r)]), [[true, 0], [true, 1], [false, 1], [false, 2]]);
+      assert.equal((s.session.messages.at(-1) as AssistantMessage).content, 'Left formatting to you.');
+      assert.ok(isToolResultPairingValid(s.session.messages));
+    });
   });
 });
