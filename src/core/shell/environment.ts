@@ -6,9 +6,14 @@ const HARMLESS_VARIABLES = new Set([
   'TZ', 'NO_COLOR', 'FORCE_COLOR', 'CLICOLOR', 'COLUMNS', 'LINES', 'TERM',
 ]);
 
-/** Plain values only: no spaces, quotes or characters a program might interpret as code. */
-const HARMLESS_VALUE = /^[A-Za-z0-9_.,:@%+/-]*$/;
+/**
+ * Plain values only: no spaces, quotes or characters a program might interpret as code, and no
+ * "/" (a locale name with a slash is read as a path), except in TZ (TZ=Europe/Paris).
+ */
+const HARMLESS_VALUE = /^[A-Za-z0-9_.,:@%+-]*$/;
+const HARMLESS_TZ = /^[A-Za-z0-9_.,:@%+/-]*$/;
 
 export function isHarmlessAssignment(name: string, value: string): boolean {
-  return HARMLESS_VARIABLES.has(name) && HARMLESS_VALUE.test(value);
+  if (!HARMLESS_VARIABLES.has(name)) return false;
+  return (name === 'TZ' ? HARMLESS_TZ : HARMLESS_VALUE).test(value) && !value.includes('..');
 }

@@ -15,6 +15,7 @@ const SUBSCRIPT_TEST_OPERATORS = new Set(['-v', '-R']);
 /** Output redirections; all of them create or change a file unless it is /dev/null. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|']);
 const HARMLESS_TARGET = '/dev/null';
+const NAMED_DESCRIPTOR = /\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 
 export function walkScript(script: ParsedScript, context: CommandContext): ShellVerdict {
   return new Walker(script, context).statement(script.root);
@@ -50,8 +51,7 @@ class Walker {
         if (node.children.some((child) => !child.named && child.type === 'select')) {
           return refuse('command', 'select reads choices from the terminal');
         }
-        // The loop variable lives only inside this command's own shell process.
-        return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');
+        return this.forLoop(node);
       case 'case_statement':
         return this.statements(node, (child) => child.field === 'value');
       case 'case_item':
@@ -90,6 +90,20 @@ class Walker {
     return OK;
   }
 
+  /**
+   * The loop variable lives only inside this command's own shell process, unless it is already
+   * exported: `for PATH in ./bin; do ls; done` would run ./bin/ls. Environment variables are
+   * upper case by convention, so only lower-case names (other than the proxy settings) pass.
+   */
+  private forLoop(node: SyntaxNode): ShellVerdict {
+    const variable = node.children.find((child) => child.field === 'variable');
+    const name = variable ? textOf(this.script, variable) : '';
+    if (!/^[a-z_][a-z0-9_]*$/.test(name) || name.endsWith('_proxy')) {
+      return refuse('assignment', `the loop variable ${name || '?'} may be an exported environment variable; use a lower-case name`);
+    }
+    return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');
+  }
+
   private redirectedStatement(node: SyntaxNode): ShellVerdict {
     for (const child of node.children) {
       if (!child.named) continue;
@@ -100,6 +114,11 @@ class Walker {
   }
 
   private redirect(node: SyntaxNode): ShellVerdict {
+    // {name}>file: bash opens a new descriptor and assigns its number to the variable; tree-sitter
+    // reads "{name}" as an argument of the command.
+    if (NAMED_DESCRIPTOR.test(this.script.source.slice(Math.max(0, node.start - 130), node.start))) {
+      return refuse('session', 'a {name}> redirection assigns a shell variable');
+    }
     switch (node.type) {
       case 'file_redirect':
         return this.fileRedirect(node);
