@@ -19,6 +19,7 @@ const REFUSED_LONG_OPTIONS: Readonly<Record<string, string>> = {
   textconv: 'runs textconv programs from the repository config',
   'show-signature': 'runs gpg',
   'open-files-in-pager': 'runs a pager program',
+  help: 'runs man or a web browser chosen by the configuration',
 };
 
 interface GitArgs {

@@ -1,16 +1,18 @@
 // A repository whose own config tries to make read-only git commands run programs: with the
 // environment from gitNeutralisingEnv, the commands the classifier accepts run none of them.
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gitNeutralisingEnv, isShellCommandReadOnly } from '../../../src/core/shell';
+import { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv, isShellCommandReadOnly } from '../../../src/core/shell';
 
 describe('shell classifier: git environment', () => {
   let root: string;
   let repo: string;
   let marks: string;
+  /** What the shell tool does: list the filter settings, then build the environment from them. */
+  let neutral: () => Record<string, string>;
 
   /** The environment of this process without git variables, and without the user's git config. */
   function baseEnv(): Record<string, string> {
@@ -49,7 +51,8 @@ describe('shell classifier: git environment', () => {
     git('config', 'user.email', 'test@example.com');
     git('config', 'user.name', 'Test');
     writeFileSync(join(repo, 'f.txt'), 'one\n');
-    git('add', 'f.txt');
+    writeFileSync(join(repo, 'g.txt'), 'same\n');
+    git('add', 'f.txt', 'g.txt');
     git('commit', '-qm', 'one');
     writeFileSync(join(repo, 'f.txt'), 'one\ntwo\n');
     git('commit', '-qam', 'two');
@@ -64,14 +67,25 @@ describe('shell classifier: git environment', () => {
     git('config', 'core.pager', plant('pager'));
     git('config', 'log.showSignature', 'true');
     git('config', 'gpg.program', plant('gpg'));
-    writeFileSync(join(repo, '.git', 'info', 'attributes'), 'f.txt diff=evil\n');
+    git('config', 'filter.evil.clean', plant('clean'));
+    git('config', 'filter.evil.process', plant('process'));
+    writeFileSync(join(repo, '.git', 'info', 'attributes'), 'f.txt diff=evil\ng.txt filter=evil\n');
     assert.ok(existsSync(hook));
+    neutral = () => {
+      const query = spawnSync('git', GIT_FILTER_SETTINGS_QUERY, { cwd: repo, env: { ...baseEnv(), ...gitNeutralisingEnv() }, encoding: 'utf8' });
+      return { ...baseEnv(), ...gitNeutralisingEnv(query.stdout.split('\n')) };
+    };
   });
+
+  /** Rewrites g.txt with the same bytes: git must re-read it (running its clean filter) to compare. */
+  const touchClean = 'cp g.txt g.tmp && mv g.tmp g.txt && ';
 
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it('the planted programs do run without the neutralising environment (the trap is real)', () => {
-    assert.deepEqual(run('git status', baseEnv()), ['fsmonitor', 'hooks/post-index-change']);
+    const status = run(`${touchClean}git status`, baseEnv());
+    assert.ok(status.includes('fsmonitor') && status.includes('process'), status.join(', '));
+    assert.ok(run(`${touchClean}git status`, baseEnv()).includes('process'), 'a stat-dirty file runs the filter driver');
     assert.deepEqual(run('git diff HEAD~1 HEAD', baseEnv()), ['extdiff']);
     assert.deepEqual(run('git log -p -1', baseEnv()), ['textconv']);
   });
@@ -96,12 +110,19 @@ describe('shell classifier: git environment', () => {
   for (const command of accepted) {
     it(`runs no planted program for the accepted ${JSON.stringify(command)}`, async () => {
       assert.equal((await isShellCommandReadOnly(command)).readOnly, true, 'the classifier accepts it');
-      assert.deepEqual(run(command, { ...baseEnv(), ...gitNeutralisingEnv() }), []);
+      assert.deepEqual(run(`${touchClean}${command}`, neutral()), []);
     });
   }
 
+  it('listing the filter settings runs no planted program itself', () => {
+    rmSync(marks, { force: true });
+    const listed = spawnSync('git', GIT_FILTER_SETTINGS_QUERY, { cwd: repo, env: { ...baseEnv(), ...gitNeutralisingEnv() }, encoding: 'utf8' });
+    assert.deepEqual(listed.stdout.trim().split('\n').sort(), ['filter.evil.clean', 'filter.evil.process']);
+    assert.equal(existsSync(marks), false);
+  });
+
   it('refuses the forms that would still run a program, because the environment cannot stop them', async () => {
-    const env = { ...baseEnv(), ...gitNeutralisingEnv() };
+    const env = neutral();
     for (const [command, program] of [['git diff HEAD~1 HEAD', 'extdiff'], ['git log -p -1', 'textconv'], ['git show', 'textconv']]) {
       assert.equal((await isShellCommandReadOnly(command)).readOnly, false, command);
       assert.ok(run(command, env).includes(program), `${command} would run ${program}`);
@@ -109,7 +130,7 @@ describe('shell classifier: git environment', () => {
   });
 
   it('makes git choose cat as its pager', () => {
-    const pager = execFileSync('git', ['var', 'GIT_PAGER'], { cwd: repo, env: { ...baseEnv(), ...gitNeutralisingEnv() }, encoding: 'utf8' });
+    const pager = execFileSync('git', ['var', 'GIT_PAGER'], { cwd: repo, env: neutral(), encoding: 'utf8' });
     assert.equal(pager.trim(), 'cat');
   });
 
@@ -117,7 +138,7 @@ describe('shell classifier: git environment', () => {
     const index = join(repo, '.git', 'index');
     const before = readFileSync(index);
     writeFileSync(join(repo, 'f.txt'), readFileSync(join(repo, 'f.txt'))); // same content, new mtime
-    run('git status', { ...baseEnv(), ...gitNeutralisingEnv() });
+    run('git status', neutral());
     assert.deepEqual(readFileSync(index), before);
   });
 });
