@@ -26,7 +26,3 @@ export function textOf(script: ParsedScript, node: SyntaxNode): string {
   return script.source.slice(node.start, node.end);
 }
 
-/** Named children only (skips punctuation and keywords). */
-export function namedChildren(node: SyntaxNode): SyntaxNode[] {
-  return node.children.filter((child) => child.named);
-}

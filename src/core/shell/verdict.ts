@@ -14,8 +14,3 @@ export function refuse(code: string, words: string): ShellVerdict {
   return { readOnly: false, reason: `${code}: ${words}` };
 }
 
-/** Runs checks in order and returns the first refusal, or OK. */
-export function firstRefusal(verdicts: Iterable<ShellVerdict>): ShellVerdict {
-  for (const verdict of verdicts) if (!verdict.readOnly) return verdict;
-  return OK;
-}

@@ -2,16 +2,14 @@
 // bodies) and checks every redirection and simple command in them. Simple commands are handed to
 // the command rules; everything that changes the session is a boundary.
 import { isHarmlessAssignment } from './environment';
+import { checkHeredocBody } from './heredoc';
 import type { CommandContext } from './ruleTypes';
 import type { ParsedScript, SyntaxNode } from './syntaxTree';
 import { textOf } from './syntaxTree';
+import { checkTestCommand } from './testCommand';
 import { OK, refuse, type ShellVerdict } from './verdict';
 import { evaluateWord, type Arg } from './words';
 
-/** Arithmetic comparisons in [[ … ]] evaluate both sides, so variables there can run code. */
-const ARITHMETIC_TEST_OPERATORS = new Set(['-eq', '-ne', '-lt', '-le', '-gt', '-ge']);
-/** -v name[subscript] evaluates the subscript; -R is the same for name references. */
-const SUBSCRIPT_TEST_OPERATORS = new Set(['-v', '-R']);
 /** Output redirections; all of them create or change a file unless it is /dev/null. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|']);
 const HARMLESS_TARGET = '/dev/null';
@@ -57,7 +55,7 @@ class Walker {
       case 'case_item':
         return this.statements(node, (child) => child.field === 'value');
       case 'test_command':
-        return this.test(node);
+        return checkTestCommand(this.script, node);
       case 'c_style_for_statement':
         return refuse('arithmetic', 'for ((…)) assigns variables through arithmetic');
       case 'function_definition':
@@ -235,131 +233,10 @@ class Walker {
     if (nameText && arg?.kind === 'literal' && isHarmlessAssignment(nameText, arg.value)) return OK;
     return refuse('assignment', `${nameText || 'a variable'}=… in front of a command can change what the command runs`);
   }
-
-  private test(node: SyntaxNode): ShellVerdict {
-    const singleBracket = node.children[0]?.type === '[';
-    const expression = node.children.find((child) => child.named);
-    let expandedWord = false;
-    const pending = node.children.slice();
-    while (pending.length > 0) {
-      const part = pending.pop() as SyntaxNode;
-      if (!part.named) continue;
-      if (part.type === 'binary_expression' || part.type === 'unary_expression') {
-        const operator = part.children.find((child) => child.field === 'operator');
-        const op = operator ? textOf(this.script, operator) : '';
-        if (singleBracket && (op === '>' || op === '<')) {
-          return refuse('redirect', `${op} inside [ … ] is a redirection to a file`);
-        }
-        if (SUBSCRIPT_TEST_OPERATORS.has(op)) {
-          return refuse('expansion', `${op} evaluates an array subscript, which can run code`);
-        }
-        if (!singleBracket && ARITHMETIC_TEST_OPERATORS.has(op)) {
-          const operands = part.children.filter((child) => child.named && child.field !== 'operator');
-          if (!operands.every((operand) => isPlainNumber(this.script, operand))) {
-            return refuse('arithmetic', `[[ … ${op} … ]] evaluates its operands as arithmetic, which can run code`);
-          }
-        }
-        pending.push(...part.children);
-      } else if (part.type === 'parenthesized_expression') {
-        pending.push(...part.children);
-      } else if (STATEMENT_TYPES.has(part.type)) {
-        return refuse('syntax', `unsupported command inside a test (${part.type})`);
-      } else if (part.type !== 'test_operator' && part.type !== 'regex') {
-        const arg = evaluateWord(this.script, part);
-        if (!arg) return refuse('syntax', `unsupported word in a test (${part.type})`);
-        if (arg.kind === 'literal' && SUBSCRIPT_TEST_OPERATORS.has(arg.value)) {
-          return refuse('expansion', `${arg.value} evaluates an array subscript, which can run code`);
-        }
-        // [ … ] is an ordinary command: bash splits and globs its words, then test re-reads them,
-        // so an expansion may turn into an operator such as -v. Only "quoted" words in a test of
-        // at most three words keep their place.
-        if (arg.kind !== 'literal') {
-          if (singleBracket && part.type !== 'string') {
-            return refuse('expansion', 'an unquoted expansion inside [ … ] may become an operator; quote it or use [[ … ]]');
-          }
-          expandedWord = true;
-        }
-      }
-    }
-    if (singleBracket && expandedWord && expression && !isSimpleTest(expression)) {
-      return refuse('expansion', 'an expansion inside a [ … ] test of more than three words may become an operator; use [[ … ]]');
-    }
-    return OK;
-  }
 }
-
-/** One word, "op word" or "word op word": the forms where test cannot re-read a word as operator. */
-function isSimpleTest(expression: SyntaxNode): boolean {
-  const isWord = (node: SyntaxNode) =>
-    !['binary_expression', 'unary_expression', 'parenthesized_expression'].includes(node.type);
-  if (isWord(expression)) return true;
-  if (expression.type !== 'binary_expression' && expression.type !== 'unary_expression') return false;
-  return expression.children.filter((child) => child.named && child.field !== 'operator').every(isWord);
-}
-
-const STATEMENT_TYPES = new Set([
-  'command', 'redirected_statement', 'pipeline', 'list', 'subshell', 'compound_statement',
-  'variable_assignment', 'variable_assignments', 'declaration_command', 'unset_command',
-  'function_definition', 'if_statement', 'while_statement', 'for_statement', 'case_statement',
-  'c_style_for_statement', 'negated_command', 'test_command',
-]);
 
 function isPlainNumber(script: ParsedScript, node: SyntaxNode): boolean {
   if (node.children.length > 0) return false;
   if (node.type !== 'number' && node.type !== 'word') return false;
   return /^-?[0-9]+$/.test(textOf(script, node));
-}
-
-/**
- * tree-sitter does not always parse a here-doc body the way bash reads it (backticks and bodies of
- * <<- are left as plain text), so the body is read here: where bash ends it, and, when the
- * delimiter is unquoted, whether it holds anything beyond plain $name expansions.
- */
-function checkHeredocBody(script: ParsedScript, node: SyntaxNode): ShellVerdict {
-  const start = node.children.find((child) => child.type === 'heredoc_start');
-  const end = node.children.find((child) => child.type === 'heredoc_end');
-  const body = node.children.find((child) => child.type === 'heredoc_body');
-  if (!start || !end) return refuse('parse', 'a here-document without an end');
-  const rawDelimiter = textOf(script, start);
-  const quoted = /['"\\]/.test(rawDelimiter);
-  const delimiter = rawDelimiter.replace(/['"\\]/g, '');
-  const stripTabs = node.children.some((child) => !child.named && child.type === '<<-');
-  const source = script.source;
-  const bodyStart = body ? body.start : end.start;
-  const endLineStart = source.lastIndexOf('\n', end.start - 1) + 1;
-  // Bash ends the body at the first line that is exactly the delimiter (after leading tabs for <<-).
-  let lineStart = source.lastIndexOf('\n', bodyStart - 1) + 1;
-  let bashEnd = -1;
-  while (lineStart <= source.length) {
-    const lineEnd = source.indexOf('\n', lineStart);
-    const line = source.slice(lineStart, lineEnd < 0 ? source.length : lineEnd);
-    if ((stripTabs ? line.replace(/^\t+/, '') : line) === delimiter) {
-      bashEnd = lineStart;
-      break;
-    }
-    if (lineEnd < 0) break;
-    lineStart = lineEnd + 1;
-  }
-  if (bashEnd !== endLineStart) return refuse('parse', 'bash would end this here-document somewhere else');
-  if (quoted || !body) return OK;
-  return unquotedBodyHazard(source.slice(body.start, body.end));
-}
-
-/** In an unquoted here-doc bash expands $…, ${…}, $(…), $((…)) and `…`; only $name is plain. */
-function unquotedBodyHazard(text: string): ShellVerdict {
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (ch === '\\') {
-      i++;
-      continue;
-    }
-    if (ch === '`') return refuse('substitution', 'backticks in a here-document run a command');
-    if (ch !== '$') continue;
-    const rest = text.slice(i + 1);
-    if (/^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.test(rest) || /^\{[A-Za-z_][A-Za-z0-9_]*\}/.test(rest) || rest === '' || /^[\s"'.,:;/]/.test(rest)) {
-      continue;
-    }
-    return refuse('substitution', 'an expansion in a here-document may run a command or assign a variable');
-  }
-  return OK;
 }

@@ -19,10 +19,6 @@ type Segment = { text: string; quoted: boolean; dynamic?: false } | { dynamic: t
 
 const DYNAMIC: Segment = { dynamic: true };
 
-export function literalArg(value: string): Arg {
-  return { value, kind: 'literal', mayBeOption: value.startsWith('-') };
-}
-
 /** An argument whose value cannot be known (e.g. one xargs appends from its input). */
 export const UNKNOWN_ARG: Arg = Object.freeze({ value: '…', kind: 'dynamic', mayBeOption: true });
 
