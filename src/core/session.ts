@@ -442,7 +442,7 @@ export class ChatSession {
         keep: [],
         alreadyRendered,
       };
-      this.emit({ type: 'conflicts', runId: speculation.id, conflicts: result.conflicts });
+      this.emit({ type: 'conflicts', runId: speculation.id, conflicts: result.conflicts.map((c) => ({ path: c.path, reason: c.message ?? c.reason })) });
       return;
     }
     await this.finishAccept(speculation, result.applied, [], alreadyRendered);

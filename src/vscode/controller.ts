@@ -193,7 +193,10 @@ export class SpeculateController implements vscode.Disposable {
           this.presenter.error(NO_ENDPOINT_MESSAGE, false);
           return;
         }
+        // A submit leaves the input empty; the webview sends no separate `typing` for it.
+        this.draftHasText = false;
         const session = await this.ensureSession();
+        session?.setInputText('');
         await session?.submit(message.text);
         return;
       }

@@ -25,7 +25,8 @@ export interface SpeculationOverlay extends WorkspaceFs {
 
 export interface ApplyResult {
   applied: string[];
-  conflicts: { path: string; reason: string }[];
+  /** `reason` is a short code; `message` (when the overlay gives one) says it in words. */
+  conflicts: { path: string; reason: string; message?: string }[];
 }
 
 export interface ToolCallRecord {
