@@ -6,7 +6,7 @@ import { ChatSession } from '../core/session';
 import { SpeculateStats } from '../core/stats/speculateStats';
 import { openWorkspaceServices, type WorkspaceServices } from '../core/workspaceServices';
 import { resolveInsideWorkspace } from '../core/fs/paths';
-import type { WebviewToHost } from '../shared/protocol';
+import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import { ChatPresenter } from './chatPresenter';
 import type { ChatViewProvider } from './chatView';
 import { setContextKey } from './contextKeys';
@@ -41,13 +41,19 @@ export class SpeculateController implements vscode.Disposable {
   private readonly llm: SettingsLlmClient;
   private runInFs: string | undefined;
   private draftHasText = false;
+  private readonly postEmitter = new vscode.EventEmitter<HostToWebview>();
+  /** Every protocol message sent to the chat webview (tests observe the chat through it). */
+  readonly onDidPostToWebview = this.postEmitter.event;
 
   constructor(private readonly deps: ControllerDeps) {
     this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
     this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
     this.llm = new SettingsLlmClient(() => ({ endpoint: this.endpoint(), settings: this.settings }));
     this.presenter = new ChatPresenter({
-      post: (message) => deps.chatView.post(message),
+      post: (message) => {
+        deps.chatView.post(message);
+        this.postEmitter.fire(message);
+      },
       model: () => {
         const endpoint = this.endpoint();
         return { label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured', demo: endpoint?.demo ?? false };
@@ -56,7 +62,8 @@ export class SpeculateController implements vscode.Disposable {
     });
     this.disposables.push(
       this.statusBar,
-      deps.chatView.onMessage((message) => void this.onWebviewMessage(message)),
+      this.postEmitter,
+      deps.chatView.onMessage((message) => void this.handleWebviewMessage(message)),
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('speculate')) this.onSettingsChanged();
       }),
@@ -173,7 +180,8 @@ export class SpeculateController implements vscode.Disposable {
     this.log(`accept found files changed since the speculation copied them: ${paths.join(', ')}`);
   }
 
-  private async onWebviewMessage(message: WebviewToHost): Promise<void> {
+  /** A validated message from the chat webview (or from a test speaking the same protocol). */
+  async handleWebviewMessage(message: WebviewToHost): Promise<void> {
     try {
       await this.dispatch(message);
     } catch (error) {
