@@ -10,7 +10,7 @@ import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import { ChatPresenter } from './chatPresenter';
 import type { ChatViewProvider } from './chatView';
 import { setContextKey } from './contextKeys';
-import { openSpeculationPreview } from './diffPreview';
+import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
 import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
 import { EditorLspProvider } from './lspProvider';
 import { ApiKeyStore, readSettings, type SpeculateSettings } from './settings';
@@ -157,6 +157,7 @@ export class SpeculateController implements vscode.Disposable {
     // The speculation: file system shows exactly the current run; a finished run's URIs go stale.
     if (this.runInFs && this.runInFs !== snapshot?.id) {
       this.deps.fsProvider.removeRun(this.runInFs);
+      void closeSpeculationTabs(this.runInFs);
       this.runInFs = undefined;
     }
     if (snapshot && overlay && active && !this.runInFs) {

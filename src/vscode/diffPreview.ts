@@ -60,3 +60,17 @@ export async function openSpeculationPreview(workspaceRoot: vscode.Uri, run: Pre
   }
   await vscode.commands.executeCommand('vscode.changes', title, run.files.map((file) => sides(workspaceRoot, run.id, file)));
 }
+
+/** Closes the previews of a run that is gone (accepted or aborted): they could only show an error. */
+export async function closeSpeculationTabs(runId: string): Promise<void> {
+  const isRun = (uri: vscode.Uri | undefined) => uri?.scheme === SPECULATION_SCHEME && uri.authority === runId;
+  const stale = vscode.window.tabGroups.all.flatMap((group) =>
+    group.tabs.filter((tab) => {
+      const input = tab.input;
+      if (input instanceof vscode.TabInputTextDiff) return isRun(input.modified) || isRun(input.original);
+      if (input instanceof vscode.TabInputText) return isRun(input.uri);
+      return false;
+    }),
+  );
+  if (stale.length > 0) await vscode.window.tabGroups.close(stale, true);
+}
