@@ -35,6 +35,8 @@ const DIRECTORY_MODE = 0o755;
 const DEFAULT_GLOB_LIMIT = 100_000;
 const DEFAULT_SEARCH_LIMIT = 10_000;
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
+/** Tries at creating the overlay folder while other overlays' cleanups remove the shared pid folder. */
+const CREATE_ATTEMPTS = 8;
 
 export interface OverlayFsOptions {
   /** The real workspace; reads fall through to it and accept writes to its root. */
@@ -94,6 +96,15 @@ async function ensurePrivateDirectory(dir: string): Promise<void> {
   }
 }
 
+async function makeOverlayDirectory(dir: string, id: string): Promise<void> {
+  try {
+    await mkdir(dir, { mode: 0o700 });
+  } catch (error) {
+    if (codeOf(error) === 'EEXIST') throw new Error(`A speculation named "${id}" already exists; give each speculation its own id.`);
+    throw error;
+  }
+}
+
 /**
  * A WorkspaceFs whose writes stay in a private overlay folder until accepted. `root` and every
  * path it takes or returns are the real workspace's: tools run against it unchanged, and no overlay
@@ -127,14 +138,20 @@ export class OverlayFs implements WorkspaceFs {
     const parent = path.join(options.tmpRoot ?? os.tmpdir(), OVERLAY_PARENT);
     await ensurePrivateDirectory(parent);
     const pidDir = path.join(parent, String(options.pid ?? process.pid));
-    await ensurePrivateDirectory(pidDir);
     const dir = path.join(pidDir, id);
-    try {
-      await mkdir(dir, { mode: 0o700 });
-    } catch (error) {
-      if (codeOf(error) === 'EEXIST') throw new Error(`A speculation named "${id}" already exists; give each speculation its own id.`);
-      throw error;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await ensurePrivateDirectory(pidDir);
+        await makeOverlayDirectory(dir, id);
+        break;
+      } catch (error) {
+        // Another overlay's cleanup() removes the pid folder when it is empty, which it is until our
+        // mkdir lands: ensure it again. Bounded, so a folder that keeps vanishing still fails.
+        if (codeOf(error) === 'ENOENT' && attempt < CREATE_ATTEMPTS) continue;
+        throw error;
+      }
     }
+    // Safe from here: the pid folder holds our folder, so no cleanup's rmdir can remove it.
     await mkdir(path.join(dir, 'blobs'), { mode: 0o700 });
     return new OverlayFs(options.base, id, dir, options);
   }
