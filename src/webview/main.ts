@@ -188,6 +188,19 @@ function start(app: HTMLElement): void {
     });
   });
 
+  // The composer grows and shrinks (status line, ghost text, a long draft): a transcript that was
+  // scrolled to the end stays at the end, so the newest notice is never hidden under the input.
+  let pinnedToBottom = true;
+  transcript.element.addEventListener('scroll', () => {
+    const scroller = transcript.element;
+    pinnedToBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+  });
+  if (typeof ResizeObserver !== 'undefined') {
+    new ResizeObserver(() => {
+      if (pinnedToBottom) transcript.element.scrollTop = transcript.element.scrollHeight;
+    }).observe(transcript.element);
+  }
+
   if (saved && saved.draft !== '') composer.setDraft(saved.draft);
   host.post({ type: 'ready' });
   composer.focus();
