@@ -18,7 +18,12 @@ export interface WorkspaceServices {
   systemPrompt: string;
   classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
-  /** Set on shell commands that run during speculation: git may not start configured programs. */
+  /**
+   * @deprecated Not needed any more: run_shell_command hardens every command that runs on a
+   * read-only verdict itself (ToolContext.approvedAsReadOnly, set by the speculation engine and
+   * the approval scheduler), including the repository's filter drivers, which this fixed value
+   * cannot name. Kept, harmless, until the callers that pass it as shellEnv drop it.
+   */
   speculationShellEnv: Record<string, string>;
 }
 

@@ -4,7 +4,12 @@ import type { ToolArgs, ToolKind } from '../tools/types';
 
 export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
 
-export type ApprovalDecision = { action: 'run' } | { action: 'ask' } | { action: 'refuse'; reason: string };
+/**
+ * `readOnly` on run: the call runs without the user's approval only because the shell classifier
+ * judged the command read-only, so it must run in the environment that verdict assumes
+ * (ToolContext.approvedAsReadOnly).
+ */
+export type ApprovalDecision = { action: 'run'; readOnly?: true } | { action: 'ask' } | { action: 'refuse'; reason: string };
 
 export type ApprovalAnswer = 'allow' | 'deny' | 'allow_always';
 
@@ -69,7 +74,7 @@ export class ApprovalScheduler {
           'Investigate with read tools and present your plan with exit_plan_mode; the user decides when changes start.',
       };
     }
-    if (mode === 'yolo') return RUN;
+    if (mode === 'yolo') return tool.kind === 'shell' ? this.shellInYolo(args) : RUN;
     switch (tool.kind) {
       case 'write':
         if (mode === 'auto-edit') return RUN;
@@ -77,10 +82,8 @@ export class ApprovalScheduler {
       case 'shell': {
         if (this.always.has(grantKey(tool, args))) return RUN;
         if (mode === 'default') return ASK;
-        const command = typeof args.command === 'string' ? args.command : '';
         // A classifier failure counts as "not read-only": asking is the safe side.
-        const readOnly = command !== '' && (await this.isReadOnly(command).catch(() => false));
-        return readOnly ? RUN : ASK;
+        return (await this.commandIsReadOnly(args)) ? RUN_READ_ONLY : ASK;
       }
       case 'network':
         // Fetching from the internet sends data out of the machine: consent first, outside yolo.
@@ -91,6 +94,19 @@ export class ApprovalScheduler {
         // sub-agent's own tool calls go through approvals of their own.
         return RUN;
     }
+  }
+
+  /**
+   * yolo runs every command; one the classifier calls read-only still runs in the read-only
+   * environment, so `git status` behaves the same whichever mode let it run.
+   */
+  private async shellInYolo(args: ToolArgs): Promise<ApprovalDecision> {
+    return (await this.commandIsReadOnly(args)) ? RUN_READ_ONLY : RUN;
+  }
+
+  private async commandIsReadOnly(args: ToolArgs): Promise<boolean> {
+    const command = typeof args.command === 'string' ? args.command : '';
+    return command !== '' && (await this.isReadOnly(command).catch(() => false));
   }
 
   /** Records an "allow always" answer: later calls with the same grant key run without asking. */
@@ -105,6 +121,7 @@ export class ApprovalScheduler {
 }
 
 const RUN: ApprovalDecision = { action: 'run' };
+const RUN_READ_ONLY: ApprovalDecision = { action: 'run', readOnly: true };
 const ASK: ApprovalDecision = { action: 'ask' };
 
 /**

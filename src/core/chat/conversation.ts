@@ -267,7 +267,10 @@ export class Conversation {
 
     let result: ToolResult;
     try {
-      result = await tool.execute(parsed.args, { ...this.options.toolContext, signal });
+      // Set per call, never inherited: a call the user approved runs as they know it (git hooks and
+      // all); one that runs only on the classifier's read-only verdict runs in its safe environment.
+      const approvedAsReadOnly = decision.action === 'run' && decision.readOnly === true;
+      result = await tool.execute(parsed.args, { ...this.options.toolContext, signal, approvedAsReadOnly });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       if (signal.aborted) return finish('cancelled', `Cancelled while running: ${why}`);

@@ -376,7 +376,9 @@ export class Speculation {
     }
     this.emit({ type: 'tool_start', record: { ...record } });
     try {
-      const result = await tool!.execute(parsed.args, { ...this.options.toolContext, fs: overlay, signal: this.controller.signal });
+      // Nothing here was approved by the user: a shell command runs only because the gate found it
+      // read-only, so it runs in the environment that verdict assumes.
+      const result = await tool!.execute(parsed.args, { ...this.options.toolContext, fs: overlay, signal: this.controller.signal, approvedAsReadOnly: true });
       record.executed = true;
       record.ok = result.ok;
       record.result = result.output;

@@ -2,10 +2,15 @@
 // everything it started (pipelines, background jobs), with its combined output capped.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import * as path from 'node:path';
 import type { ProcessRunner } from '../tools/types';
 
 export interface NodeProcessRunnerOptions {
-  /** Shell binary run as `<shell> -c <command>`; default /bin/bash, else /bin/sh. */
+  /**
+   * Absolute path of the bash run as `<shell> -c <command>`; by default the first of
+   * BASH_LOCATIONS that exists. Never the user's login shell ($SHELL): the read-only classifier
+   * judges commands as bash reads them.
+   */
   shell?: string;
   /** Time between SIGTERM and SIGKILL after a timeout (default 2000 ms). */
   killGraceMs?: number;
@@ -75,8 +80,11 @@ export class OutputCap {
   }
 }
 
-function defaultShell(): string {
-  return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
+/** Where bash is looked for; fixed paths, so a PATH entry (or the workspace) cannot supply it. */
+export const BASH_LOCATIONS: readonly string[] = ['/bin/bash', '/usr/bin/bash', '/usr/local/bin/bash', '/opt/homebrew/bin/bash'];
+
+function defaultShell(): string | undefined {
+  return BASH_LOCATIONS.find((candidate) => existsSync(candidate));
 }
 
 function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
@@ -90,11 +98,15 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 export class NodeProcessRunner implements ProcessRunner {
-  private readonly shell: string;
+  private readonly shell: string | undefined;
   private readonly killGraceMs: number;
   private readonly drainMs: number;
 
   constructor(options: NodeProcessRunnerOptions = {}) {
+    // A relative name would be looked up on the command's PATH, which may point into the workspace.
+    if (options.shell !== undefined && !path.isAbsolute(options.shell)) {
+      throw new Error(`The shell must be given by absolute path (got "${options.shell}").`);
+    }
     this.shell = options.shell ?? defaultShell();
     this.killGraceMs = options.killGraceMs ?? 2000;
     this.drainMs = options.drainMs ?? 250;
@@ -105,6 +117,11 @@ export class NodeProcessRunner implements ProcessRunner {
     if (signal?.aborted) {
       return Promise.resolve({ exitCode: null, signal: null, output: '', truncated: false, timedOut: false });
     }
+    const shell = this.shell;
+    if (shell === undefined) {
+      // No silent fallback to sh: commands are written, and judged read-only, as bash.
+      return Promise.reject(new Error(`Shell commands need bash, which was not found (looked in ${BASH_LOCATIONS.join(', ')}). Install bash to run them.`));
+    }
     return new Promise((resolve, reject) => {
       const output = new OutputCap(options.maxOutputBytes);
       let timedOut = false;
@@ -112,7 +129,8 @@ export class NodeProcessRunner implements ProcessRunner {
       let settled = false;
       const timers: NodeJS.Timeout[] = [];
 
-      const child = spawn(this.shell, ['-c', command], {
+      // Not a login or interactive shell: no profile or rc file runs before the command.
+      const child = spawn(shell, ['-c', command], {
         cwd: options.cwd,
         env: options.env ?? process.env,
         detached: true,
@@ -150,7 +168,7 @@ export class NodeProcessRunner implements ProcessRunner {
         settled = true;
         timers.forEach(clearTimeout);
         signal?.removeEventListener('abort', onAbort);
-        reject(new Error(`Could not start ${this.shell} in ${options.cwd}: ${error.message}`));
+        reject(new Error(`Could not start ${shell} in ${options.cwd}: ${error.message}`));
       });
       child.on('exit', (code, exitSignal) => {
         exit = { code, signal: exitSignal };

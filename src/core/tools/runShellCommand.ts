@@ -1,6 +1,8 @@
 // run_shell_command: a bash command in a workspace directory through context.processRunner, with a
-// timeout and an output cap; the approval scheduler and the speculation gate decide whether it runs.
+// timeout and an output cap; the approval scheduler and the speculation gate decide whether it runs,
+// and one run on a read-only verdict alone gets the environment that verdict assumes.
 import { toAbsolute } from '../fs/paths';
+import { readOnlyShellEnv } from '../process/readOnlyShellEnv';
 import type { Tool } from './types';
 import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
 
@@ -42,7 +44,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const what = typeof args.description === 'string' && args.description.trim() !== '' ? args.description : args.command;
       return `${oneLine(what)}${where}`;
     },
-    async run(args, { fs, processRunner, shellEnv, signal }) {
+    async run(args, { fs, processRunner, shellEnv, approvedAsReadOnly, signal }) {
       const command = args.string('command');
       args.optionalString('description');
       const requested = args.optionalString('directory');
@@ -52,13 +54,17 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       if (info.type !== 'directory') return failure(`${dir} is a file; directory must be a folder inside the workspace.`);
       if (!processRunner) return failure('Shell commands are not available here (no process runner is configured).');
 
-      const result = await processRunner.run(command, {
-        cwd: toAbsolute(fs.root, dir),
-        timeoutMs,
-        maxOutputBytes,
-        signal,
-        env: environment(shellEnv),
-      });
+      const cwd = toAbsolute(fs.root, dir);
+      let env = environment(shellEnv);
+      if (approvedAsReadOnly) {
+        const safe = await readOnlyShellEnv({ env, workspaceRoot: fs.root, cwd, processRunner, ...(signal ? { signal } : {}) });
+        if (signal?.aborted) return failure('The command was cancelled before it started.');
+        if (!safe.ok) {
+          return failure(`The command was not run: it may run without approval only in a safe environment, and ${safe.reason}. Ask the user to run it.`);
+        }
+        env = safe.env;
+      }
+      const result = await processRunner.run(command, { cwd, timeoutMs, maxOutputBytes, signal, env });
       if (signal?.aborted) return failure('The command was cancelled and everything it started was stopped.');
 
       const lines: string[] = [];

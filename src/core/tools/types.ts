@@ -73,8 +73,15 @@ export interface ToolContext {
   webSearch?: WebSearchProvider;
   /** fetch for web_fetch; defaults to global fetch. */
   fetch?: typeof fetch;
-  /** Extra environment for shell commands (speculation neutralises git's program hooks). */
+  /** Extra environment for shell commands. */
   shellEnv?: Record<string, string>;
+  /**
+   * Set per call by whoever let the call run: true when it runs without the user's approval because
+   * the shell classifier judged the command read-only (speculation; auto-edit and yolo in the main
+   * chat). run_shell_command then runs it in the environment that verdict assumes: git's configured
+   * programs off, no PATH entry in the workspace. A command the user approved runs as they know it.
+   */
+  approvedAsReadOnly?: boolean;
   /** Holds the todo list between calls of todo_write. */
   todos?: { items: unknown[] };
 }

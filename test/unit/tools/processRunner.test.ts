@@ -1,7 +1,7 @@
 // The real process runner: output, exit codes, timeouts and aborts that stop a whole process group.
 import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeProcessRunner, OutputCap } from '../../../src/core/process/nodeProcessRunner';
@@ -106,6 +106,19 @@ describe('NodeProcessRunner', () => {
     assert.equal(result.exitCode, 0);
     assert.ok(background > 0 && alive(background), 'the background job is left running, detached');
     process.kill(background, 'SIGKILL');
+  });
+
+  it('runs bash -c, not the login shell named by $SHELL, and sources no start-up file', async () => {
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', SHELL: '/bin/sh', HOME: dir };
+    await writeFile(path.join(dir, '.bashrc'), 'echo rc-ran\n');
+    await writeFile(path.join(dir, '.bash_profile'), 'echo profile-ran\n');
+    const result = await runner.run('echo "bash=${BASH_VERSION:+yes}"; shopt -q login_shell && echo login; [[ $- == *i* ]] && echo interactive; true', { cwd: dir, timeoutMs: 10_000, maxOutputBytes: 1000, env });
+    assert.equal(result.output, 'bash=yes\n');
+  });
+
+  it('takes a shell only by absolute path, so no PATH lookup can pick a workspace file', () => {
+    assert.throws(() => new NodeProcessRunner({ shell: 'bash' }), /absolute path/);
+    assert.doesNotThrow(() => new NodeProcessRunner({ shell: '/bin/bash' }));
   });
 
   it('rejects with a clear message when the directory does not exist', async () => {

@@ -1,0 +1,168 @@
+// The environment of a command run on a read-only verdict alone: no PATH entry in the workspace or
+// relative to it, no start-up file or exported function, git's filter drivers named and switched
+// off, and no run at all when they cannot be listed.
+import * as assert from 'node:assert/strict';
+import { chmod, mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { NodeProcessRunner } from '../../../src/core/process/nodeProcessRunner';
+import { readOnlyShellEnv, sanitisedPath } from '../../../src/core/process/readOnlyShellEnv';
+import { runShellCommandTool } from '../../../src/core/tools/runShellCommand';
+import type { ProcessRunner } from '../../../src/core/tools/types';
+import { makeWorkspace, type TempWorkspace } from './workspaceFixture';
+
+type RunCall = { command: string; options: Parameters<ProcessRunner['run']>[1] };
+
+/** Answers the filter query with `reply` and records every run. */
+function scriptedRunner(reply: Partial<Awaited<ReturnType<ProcessRunner['run']>>> | Error): ProcessRunner & { calls: RunCall[] } {
+  const calls: RunCall[] = [];
+  return {
+    calls,
+    async run(command, options) {
+      calls.push({ command, options });
+      if (reply instanceof Error) throw reply;
+      return { exitCode: 0, signal: null, output: '', truncated: false, timedOut: false, ...reply };
+    },
+  };
+}
+
+describe('read-only shell environment', () => {
+  let ws: TempWorkspace;
+  const runner = new NodeProcessRunner({ killGraceMs: 200 });
+
+  beforeEach(async () => {
+    ws = await makeWorkspace({ 'a.txt': 'alpha\n' });
+  });
+
+  afterEach(() => ws.cleanup());
+
+  /** Puts an executable `name` in `dir` that prints "planted <name>" instead of doing its job. */
+  async function plant(dir: string, name: string): Promise<void> {
+    await mkdir(dir, { recursive: true });
+    const file = path.join(dir, name);
+    await writeFile(file, `#!/bin/sh\necho planted ${name}\n`);
+    await chmod(file, 0o755);
+  }
+
+  describe('sanitisedPath', () => {
+    it('keeps absolute entries outside the workspace and drops the ones a workspace can supply', async () => {
+      await mkdir(path.join(ws.root, 'bin'));
+      await mkdir(path.join(ws.outside, 'tools'));
+      await symlink(path.join(ws.root, 'bin'), path.join(ws.outside, 'into-ws'));
+      const value = [
+        '/usr/bin',
+        '',
+        '.',
+        'bin',
+        './node_modules/.bin',
+        '~/bin',
+        path.join(ws.root, 'bin'),
+        `${ws.root}/sub/../bin`,
+        path.join(ws.outside, 'into-ws'),
+        path.join(ws.outside, 'does-not-exist'),
+        path.join(ws.outside, 'tools'),
+        '/bin',
+        '/usr/bin',
+      ].join(':');
+      const kept = (await sanitisedPath(value, ws.root)).split(':');
+      // Resolved and de-duplicated: where /bin is a link to /usr/bin, it appears once.
+      const expected = [await realpath('/usr/bin'), path.join(ws.outside, 'tools'), await realpath('/bin')];
+      assert.deepEqual(kept, expected.filter((dir, i) => expected.indexOf(dir) === i));
+    });
+
+    it('falls back to the system folders instead of an empty PATH (which means the working directory)', async () => {
+      const fallback = await sanitisedPath(`.:${ws.root}`, ws.root);
+      assert.notEqual(fallback, '');
+      assert.ok(fallback.split(':').every((dir) => path.isAbsolute(dir) && !dir.startsWith(ws.root)), fallback);
+      assert.notEqual(await sanitisedPath(undefined, ws.root), '');
+    });
+  });
+
+  describe('readOnlyShellEnv', () => {
+    it('switches off the filter drivers the query lists, with the query itself run neutralised', async () => {
+      const fake = scriptedRunner({ exitCode: 0, output: 'filter.lfs.clean\nfilter.evil.process\nnot.a.filter\n' });
+      const result = await readOnlyShellEnv({ env: { PATH: `.:${process.env.PATH ?? ''}`, HOME: '/home/x' }, workspaceRoot: ws.root, cwd: ws.root, processRunner: fake });
+      assert.ok(result.ok);
+      const env = result.env;
+      const overrides = Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => `${env[`GIT_CONFIG_KEY_${i}`]}=${env[`GIT_CONFIG_VALUE_${i}`]}`);
+      assert.ok(overrides.includes('filter.lfs.clean=') && overrides.includes('filter.evil.process='), overrides.join(' '));
+      assert.ok(overrides.includes('core.fsmonitor=false') && overrides.includes('core.hooksPath=/dev/null'));
+      assert.ok(!overrides.some((o) => o.startsWith('not.a.filter')));
+      assert.equal(env.HOME, '/home/x');
+      assert.equal(env.GIT_PAGER, 'cat');
+
+      assert.equal(fake.calls.length, 1);
+      const query = fake.calls[0];
+      assert.match(query.command, /^git 'config' '--name-only' '--get-regexp' /);
+      assert.equal(query.options.cwd, ws.root);
+      assert.equal(query.options.env?.['GIT_CONFIG_KEY_0'], 'core.fsmonitor');
+      assert.ok(!(query.options.env?.PATH ?? '').split(':').includes('.'), 'the query cannot run a workspace git');
+    });
+
+    it('leaves out variables that make bash run a file or a function before the command', async () => {
+      const fake = scriptedRunner({ exitCode: 1 });
+      const result = await readOnlyShellEnv({
+        env: { PATH: '/usr/bin:/bin', BASH_ENV: 'setup.sh', ENV: '.envrc', 'BASH_FUNC_ls%%': '() { echo hijacked; }', LANG: 'C' },
+        workspaceRoot: ws.root,
+        cwd: ws.root,
+        processRunner: fake,
+      });
+      assert.ok(result.ok);
+      assert.deepEqual(Object.keys(result.env).filter((key) => /^(BASH_ENV|ENV|BASH_FUNC_)/.test(key)), []);
+      assert.equal(result.env.LANG, 'C');
+    });
+
+    it('refuses when the filter settings cannot be listed completely', async () => {
+      const cases: Array<[Parameters<typeof scriptedRunner>[0], RegExp]> = [
+        [{ timedOut: true, exitCode: null }, /did not finish/],
+        [{ exitCode: null, signal: 'SIGKILL' }, /did not finish/],
+        [{ truncated: true, output: 'filter.a.clean\n' }, /more git filters than can be switched off/],
+        [new Error('spawn failed'), /could not be listed \(spawn failed\)/],
+      ];
+      for (const [reply, why] of cases) {
+        const result = await readOnlyShellEnv({ env: { PATH: '/usr/bin' }, workspaceRoot: ws.root, cwd: ws.root, processRunner: scriptedRunner(reply) });
+        assert.ok(!result.ok);
+        assert.match(result.reason, why);
+      }
+    });
+  });
+
+  describe('run_shell_command on a read-only verdict', () => {
+    it('never runs a program the workspace planted on the PATH; without the verdict the PATH is as given', async () => {
+      await plant(path.join(ws.root, 'bin'), 'ls');
+      await plant(ws.root, 'cat');
+      const shellEnv = { PATH: `${path.join(ws.root, 'bin')}:.:${process.env.PATH ?? '/usr/bin:/bin'}` };
+      // The trap is real: as the user's own PATH has it, `ls` is the workspace's.
+      const trapped = await runShellCommandTool.execute({ command: 'ls a.txt; cat a.txt' }, ws.context({ processRunner: runner, shellEnv }));
+      assert.match(trapped.output, /planted ls/);
+      assert.match(trapped.output, /planted cat/);
+
+      const safe = await runShellCommandTool.execute({ command: 'ls a.txt; cat a.txt' }, ws.context({ processRunner: runner, shellEnv, approvedAsReadOnly: true }));
+      assert.deepEqual(safe, { ok: true, output: 'Exit code: 0\nOutput:\na.txt\nalpha' });
+    });
+
+    it('does not source a BASH_ENV file from the workspace', async () => {
+      await ws.write('setup.sh', 'echo sourced\n');
+      const shellEnv = { BASH_ENV: 'setup.sh' };
+      assert.match((await runShellCommandTool.execute({ command: 'true' }, ws.context({ processRunner: runner, shellEnv }))).output, /sourced/);
+      const safe = await runShellCommandTool.execute({ command: 'true' }, ws.context({ processRunner: runner, shellEnv, approvedAsReadOnly: true }));
+      assert.equal(safe.output, 'Exit code: 0\n(no output)');
+    });
+
+    it('tells the model it did not run the command when the environment cannot be made safe', async () => {
+      const fake = scriptedRunner({ timedOut: true, exitCode: null });
+      const result = await runShellCommandTool.execute({ command: 'git status' }, ws.context({ processRunner: fake, approvedAsReadOnly: true }));
+      assert.equal(result.ok, false);
+      assert.match(result.output, /^The command was not run: .*did not finish\. Ask the user to run it\.$/);
+      assert.equal(fake.calls.length, 1, 'only the query ran, not the command');
+    });
+
+    it('runs a command the user approved without the query, in the environment it was given', async () => {
+      const fake = scriptedRunner({ exitCode: 0, output: 'ok' });
+      await runShellCommandTool.execute({ command: 'git commit -m x' }, ws.context({ processRunner: fake, shellEnv: { PATH: '.:/usr/bin' } }));
+      assert.equal(fake.calls.length, 1);
+      assert.equal(fake.calls[0].command, 'git commit -m x');
+      assert.equal(fake.calls[0].options.env?.PATH, '.:/usr/bin');
+      assert.equal(fake.calls[0].options.env?.GIT_CONFIG_COUNT, process.env.GIT_CONFIG_COUNT);
+    });
+  });
+});
