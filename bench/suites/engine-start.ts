@@ -70,7 +70,7 @@ async function measure(root: string, tmpRoot: string): Promise<number[]> {
         approvalMode: 'auto-edit',
         createOverlay: services.createOverlay,
         classifyShell: services.classifyShell,
-        toolContext: { ...services.toolContext, shellEnv: services.speculationShellEnv },
+        toolContext: services.toolContext,
       });
       await reached;
       const final = await speculation.done;

@@ -134,7 +134,7 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
       approvalMode: args.approvalMode,
       createOverlay: services.createOverlay,
       classifyShell: services.classifyShell,
-      toolContext: { ...services.toolContext, shellEnv: services.speculationShellEnv },
+      toolContext: services.toolContext,
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       generatePipelinedSuggestion: async (conversation, signal) => {
         const result = await generateSuggestion({

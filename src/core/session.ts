@@ -42,8 +42,6 @@ export interface ChatSessionOptions {
   prompter: ApprovalPrompter;
   classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
-  /** Environment for shell commands run during speculation (neutralises git's program hooks). */
-  speculationShellEnv?: Record<string, string>;
   clock?: FollowupClock;
   stats?: SpeculateStats;
   log?: (line: string) => void;
@@ -306,7 +304,7 @@ export class ChatSession {
       approvalMode: this.config.approvalMode,
       createOverlay: this.options.createOverlay,
       classifyShell: this.options.classifyShell,
-      toolContext: { ...this.options.toolContext, ...(this.options.speculationShellEnv ? { shellEnv: this.options.speculationShellEnv } : {}) },
+      toolContext: this.options.toolContext,
       maxTurns: this.config.maxTurns,
       maxMessages: this.config.maxMessages,
       generatePipelinedSuggestion: async (conversation, signal) => {

@@ -7,7 +7,7 @@ import { OverlayFs } from './followup/overlayFs';
 import type { SpeculationOverlay } from './followup/speculation';
 import { NodeWorkspaceFs } from './fs/nodeWorkspaceFs';
 import { NodeProcessRunner } from './process/nodeProcessRunner';
-import { gitNeutralisingEnv, isShellCommandReadOnly } from './shell';
+import { isShellCommandReadOnly } from './shell';
 import { createToolRegistry } from './tools';
 import type { ToolContext } from './tools/types';
 
@@ -18,13 +18,6 @@ export interface WorkspaceServices {
   systemPrompt: string;
   classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
-  /**
-   * @deprecated Not needed any more: run_shell_command hardens every command that runs on a
-   * read-only verdict itself (ToolContext.approvedAsReadOnly, set by the speculation engine and
-   * the approval scheduler), including the repository's filter drivers, which this fixed value
-   * cannot name. Kept, harmless, until the callers that pass it as shellEnv drop it.
-   */
-  speculationShellEnv: Record<string, string>;
 }
 
 export interface WorkspaceServicesOptions {
@@ -45,6 +38,5 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
     systemPrompt: buildSystemPrompt({ workspaceRoot: fs.root, platform: process.platform }),
     classifyShell: isShellCommandReadOnly,
     createOverlay: () => OverlayFs.create({ base: fs, ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}) }),
-    speculationShellEnv: gitNeutralisingEnv(),
   };
 }

@@ -131,7 +131,6 @@ export class SpeculateController implements vscode.Disposable {
       prompter: this.presenter,
       classifyShell: services.classifyShell,
       createOverlay: services.createOverlay,
-      speculationShellEnv: services.speculationShellEnv,
       stats: this.stats,
       log: (line) => this.log(line),
     });

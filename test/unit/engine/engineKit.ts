@@ -89,7 +89,7 @@ export async function makeWorld(files: Record<string, string> = {}, script?: Scr
         approvalMode: 'auto-edit',
         createOverlay: services.createOverlay,
         classifyShell: services.classifyShell,
-        toolContext: { ...services.toolContext, shellEnv: services.speculationShellEnv },
+        toolContext: services.toolContext,
         ...options,
       });
       started.push(speculation);

@@ -63,7 +63,6 @@ async function makeSession(
     },
     classifyShell: services.classifyShell,
     createOverlay: services.createOverlay,
-    speculationShellEnv: services.speculationShellEnv,
     clock,
   });
   session.subscribe((event) => events.push(event));
