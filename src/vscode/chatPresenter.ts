@@ -331,16 +331,10 @@ export class ChatPresenter implements ApprovalPrompter {
   private handleChat(event: ChatEvent, speculated: boolean): void {
     switch (event.type) {
       case 'text': {
-        if (this.openGroup) this.closeGroup();
-        if (!this.openAssistant) {
-          const id = this.id('m');
-          this.openAssistant = id;
-          this.transcript.push({ kind: 'assistant', id, text: '', streaming: true, ...(speculated ? { speculated } : {}) });
-          this.post({ type: 'assistantStart', id, ...(speculated ? { speculated } : {}) });
-        }
-        const item = this.transcript.find((t) => t.kind === 'assistant' && t.id === this.openAssistant);
+        const id = this.openAssistantMessage(speculated);
+        const item = this.transcript.find((t) => t.kind === 'assistant' && t.id === id);
         if (item && item.kind === 'assistant') item.text += event.delta;
-        this.post({ type: 'assistantDelta', id: this.openAssistant, text: event.delta });
+        this.post({ type: 'assistantDelta', id, text: event.delta });
         return;
       }
       case 'assistant_message':
@@ -362,17 +356,9 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'tool_call_finished':
         this.updateCall({ callId: event.callId, tool: event.name, summary: event.summary, status: viewStatus(event.status), result: clip(event.result) });
         return;
-      case 'reasoning': {
-        if (this.openGroup) this.closeGroup();
-        if (!this.openAssistant) {
-          const id = this.id('m');
-          this.openAssistant = id;
-          this.transcript.push({ kind: 'assistant', id, text: '', streaming: true, ...(speculated ? { speculated } : {}) });
-          this.post({ type: 'assistantStart', id, ...(speculated ? { speculated } : {}) });
-        }
-        this.post({ type: 'reasoningDelta', id: this.openAssistant, text: event.delta });
+      case 'reasoning':
+        this.post({ type: 'reasoningDelta', id: this.openAssistantMessage(speculated), text: event.delta });
         return;
-      }
       case 'turn_done':
       case 'turn_aborted':
         this.closeOpen();
@@ -384,6 +370,17 @@ export class ChatPresenter implements ApprovalPrompter {
       default:
         return;
     }
+  }
+
+  /** The assistant message that streamed text joins; a new one starts after a tool group. */
+  private openAssistantMessage(speculated: boolean): string {
+    if (this.openGroup) this.closeGroup();
+    if (this.openAssistant) return this.openAssistant;
+    const id = this.id('m');
+    this.openAssistant = id;
+    this.transcript.push({ kind: 'assistant', id, text: '', streaming: true, ...(speculated ? { speculated } : {}) });
+    this.post({ type: 'assistantStart', id, ...(speculated ? { speculated } : {}) });
+    return id;
   }
 
   private findCall(callId: string): { group: Extract<TranscriptItem, { kind: 'toolGroup' }>; index: number } | undefined {

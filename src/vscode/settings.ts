@@ -1,8 +1,8 @@
 // Typed reading of the `speculate.*` settings, and the API key in SecretStorage (never in settings).
 import * as vscode from 'vscode';
+import type { ApprovalMode } from '../core/chat/approvals';
+import type { PrefixCaching } from '../core/llm/requestBody';
 
-export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
-export type PrefixCaching = 'none' | 'dashscope';
 
 export interface SpeculateSettings {
   baseUrl: string;

@@ -6,17 +6,8 @@ import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { openChatView, openWorkbench, type Workbench } from './workbench';
+import { openChatView, openWorkbench, sendMessage, type Workbench } from './workbench';
 
-const INPUT = 'textarea[aria-label="Message Speculate"]';
-
-async function send(chat: FrameLocator, text: string): Promise<void> {
-  await chat.locator('button.send:not(.stop)').waitFor();
-  const input = chat.locator(INPUT);
-  await input.click();
-  await input.fill(text);
-  await input.press('Enter');
-}
 
 describe('approvals in the workbench (default mode)', function () {
   this.timeout(120_000);
@@ -42,9 +33,9 @@ describe('approvals in the workbench (default mode)', function () {
   });
 
   it('asks before an edit, inline and keyboard-reachable, and edits the file once allowed', async () => {
-    await send(chat, 'list the files');
+    await sendMessage(chat, 'list the files');
     await chat.locator('.assistant-text', { hasText: 'Here is what the workspace holds' }).waitFor();
-    await send(chat, 'read src/greet.ts and add a farewell');
+    await sendMessage(chat, 'read src/greet.ts and add a farewell');
     const allow = chat.locator('.approval-actions button[data-decision="allow"]');
     await allow.waitFor();
     const file = join(workbench.workspace, 'src/greet.ts');

@@ -7,9 +7,8 @@ import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { openChatView, openWorkbench, type Workbench } from './workbench';
+import { CHAT_INPUT, openChatView, openWorkbench, sendMessage, type Workbench } from './workbench';
 
-const INPUT = 'textarea[aria-label="Message Speculate"]';
 
 /** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
 function overlayDirs(workbench: Workbench): string[] {
@@ -24,19 +23,6 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_00
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-}
-
-/** A turn is over when the Stop button is the Send button again. */
-async function waitIdle(chat: FrameLocator): Promise<void> {
-  await chat.locator('button.send:not(.stop)').waitFor();
-}
-
-async function send(chat: FrameLocator, text: string): Promise<void> {
-  await waitIdle(chat);
-  const input = chat.locator(INPUT);
-  await input.click();
-  await input.fill(text);
-  await input.press('Enter');
 }
 
 describe('speculation flow in the workbench', function () {
@@ -70,13 +56,13 @@ describe('speculation flow in the workbench', function () {
   });
 
   it('answers a message with streamed text and a tool group', async () => {
-    await send(chat, 'list the files');
+    await sendMessage(chat, 'list the files');
     await chat.locator('.assistant-text', { hasText: 'Here is what the workspace holds' }).waitFor();
     assert.equal(await chat.locator('.tool-group .tool-name', { hasText: 'list_directory' }).count(), 1);
   });
 
   it('edits a file in the workspace through the edit tool', async () => {
-    await send(chat, 'read src/greet.ts and add a farewell');
+    await sendMessage(chat, 'read src/greet.ts and add a farewell');
     await chat.locator('.assistant-text', { hasText: 'now exports' }).waitFor();
     assert.match(readFileSync(join(workbench.workspace, 'src/greet.ts'), 'utf8'), /export function farewell/);
   });
@@ -106,7 +92,7 @@ describe('speculation flow in the workbench', function () {
   });
 
   it('Tab shows the finished result at once, applies it, and the next suggestion is already there', async () => {
-    const input = chat.locator(INPUT);
+    const input = chat.locator(CHAT_INPUT);
     await input.click();
     await input.press('Tab');
     await chat.locator('.user-text', { hasText: 'add a test for farewell' }).waitFor();
@@ -128,7 +114,7 @@ describe('speculation flow in the workbench', function () {
   });
 
   it('typing dismisses the suggestion and deletes its overlay', async () => {
-    const input = chat.locator(INPUT);
+    const input = chat.locator(CHAT_INPUT);
     await input.click();
     await input.pressSequentially('x');
     await chat.locator('.ghost').waitFor({ state: 'hidden' });
@@ -145,7 +131,7 @@ describe('speculation flow in the workbench', function () {
       const isSpeculation = typeof last?.content === 'string' && last.content === 'add a farewell function';
       return isSpeculation ? { ...reply, latencyMs: 30_000 } : reply;
     });
-    await send(chat, 'read src/greet.ts');
+    await sendMessage(chat, 'read src/greet.ts');
     await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a farewell function' }).waitFor();
     await chat.locator('.spec-status[data-state="running"]').waitFor();
     const speculationRequest = () =>
@@ -163,14 +149,14 @@ describe('speculation flow in the workbench', function () {
 
   it('on accept, a file the user changed meanwhile is not overwritten: "Keep mine" keeps the edit', async () => {
     model.setScript((request) => demoReply(request.body ?? {}));
-    await send(chat, 'read src/greet.ts');
+    await sendMessage(chat, 'read src/greet.ts');
     await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a farewell function' }).waitFor();
     await chat.locator('.spec-status[data-state="ready"]').waitFor();
     const [acceptedOverlay] = overlayDirs(workbench);
     const file = join(workbench.workspace, 'src/greet.ts');
     const mine = readFileSync(file, 'utf8') + '\n// my own edit\n';
     writeFileSync(file, mine);
-    const input = chat.locator(INPUT);
+    const input = chat.locator(CHAT_INPUT);
     await input.click();
     await input.press('Tab');
     const keep = chat.locator('.conflict-actions button', { hasText: 'Keep mine' });

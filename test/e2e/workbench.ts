@@ -83,3 +83,20 @@ export async function openChatView(workbench: Workbench): Promise<FrameLocator> 
   await chat.locator('#app').waitFor({ timeout: 30_000 });
   return chat;
 }
+
+/** The chat input, as a screen reader names it. */
+export const CHAT_INPUT = 'textarea[aria-label="Message Speculate"]';
+
+/** A turn is over when the Stop button is the Send button again. */
+export async function waitIdle(chat: FrameLocator): Promise<void> {
+  await chat.locator('button.send:not(.stop)').waitFor();
+}
+
+/** Types a message into the chat input and sends it with Enter, once the previous turn is over. */
+export async function sendMessage(chat: FrameLocator, text: string): Promise<void> {
+  await waitIdle(chat);
+  const input = chat.locator(CHAT_INPUT);
+  await input.click();
+  await input.fill(text);
+  await input.press('Enter');
+}

@@ -4,8 +4,9 @@
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import { PathOutsideWorkspaceError } from '../fs/workspaceFs';
 import type { Tool, ToolArgs } from '../tools/types';
+import type { ApprovalMode } from '../chat/approvals';
 
-export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
+export type { ApprovalMode };
 export type BoundaryType = 'shell' | 'edit' | 'denied_tool' | 'unknown_tool' | 'path' | 'limit';
 
 /** Why a speculation stopped; shown to the user ("Stopped before run_shell_command: …"). */
