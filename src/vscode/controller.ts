@@ -5,6 +5,7 @@ import type { SessionConfig, SessionEvent } from '../core/session';
 import { ChatSession } from '../core/session';
 import { SpeculateStats } from '../core/stats/speculateStats';
 import { openWorkspaceServices, type WorkspaceServices } from '../core/workspaceServices';
+import { urlTemplateSearchProvider } from '../core/tools/urlTemplateSearch';
 import { resolveInsideWorkspace } from '../core/fs/paths';
 import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import { ChatPresenter } from './chatPresenter';
@@ -120,7 +121,13 @@ export class SpeculateController implements vscode.Disposable {
       this.starting = undefined;
       return undefined;
     }
-    const services = await openWorkspaceServices(folder.uri.fsPath, { toolContext: { lsp: new EditorLspProvider(folder.uri) } });
+    const services = await openWorkspaceServices(folder.uri.fsPath, {
+      toolContext: {
+        lsp: new EditorLspProvider(folder.uri),
+        // Reads the setting on each search, so configuring it later needs no reload.
+        webSearch: urlTemplateSearchProvider(() => this.settings.webSearchUrl),
+      },
+    });
     this.services = services;
     const session = new ChatSession({
       llm: this.llm,

@@ -16,6 +16,7 @@ export interface SpeculateSettings {
   enterAcceptsSuggestion: boolean;
   prefixCaching: PrefixCaching;
   requestTimeoutMs: number;
+  webSearchUrl: string;
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
@@ -40,6 +41,7 @@ export function readSettings(): SpeculateSettings {
     enterAcceptsSuggestion: config.get<boolean>('enterAcceptsSuggestion', false),
     prefixCaching: config.get<string>('prefixCaching', 'none') === 'dashscope' ? 'dashscope' : 'none',
     requestTimeoutMs: clamp(config.get<number>('requestTimeoutSeconds', 60), 5, 3600) * 1000,
+    webSearchUrl: config.get<string>('webSearchUrl', '').trim(),
   };
 }
 

@@ -62,6 +62,8 @@ export interface UserPrompter {
 /** A search backend for web_search, configured explicitly by the user. */
 export interface WebSearchProvider {
   search(query: string, signal?: AbortSignal): Promise<string>;
+  /** False while the user has not set it up; the tool then says how to, sending nothing. */
+  configured?(): boolean;
 }
 
 export interface ToolContext {

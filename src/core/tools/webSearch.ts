@@ -1,6 +1,7 @@
 // web_search: a web search through the backend the user configured (context.webSearch); there is
 // no built-in search engine, and without one the tool says how to set it up.
 import { defineTool, failure, oneLine, success } from './toolSupport';
+import { WEB_SEARCH_NOT_CONFIGURED } from './urlTemplateSearch';
 
 export const webSearchTool = defineTool({
   name: 'web_search',
@@ -15,8 +16,8 @@ export const webSearchTool = defineTool({
   },
   async run(args, { webSearch, signal }) {
     const query = args.string('query');
-    if (!webSearch) {
-      return failure('Web search is not configured: set speculate.webSearch in the settings to a search endpoint to enable it. Use web_fetch on a known URL instead.');
+    if (!webSearch || webSearch.configured?.() === false) {
+      return failure(WEB_SEARCH_NOT_CONFIGURED);
     }
     const answer = await webSearch.search(query, signal);
     return success(answer.trim() === '' ? `No web results for "${query}".` : answer);

@@ -10,7 +10,7 @@ describe('interaction and web_search tools', () => {
   it('web_search says how to configure it when no backend is set, and uses one when it is', async () => {
     const missing = await webSearchTool.execute({ query: 'vitest config' }, context());
     assert.equal(missing.ok, false);
-    assert.match(missing.output, /^Web search is not configured: set speculate\.webSearch/);
+    assert.match(missing.output, /^Web search is not configured: set "speculate\.webSearchUrl"/);
     const queries: string[] = [];
     const result = await webSearchTool.execute({ query: 'vitest config' }, context({ webSearch: { search: async (q) => (queries.push(q), '1. Vitest — https://vitest.dev') } }));
     assert.deepEqual(result, { ok: true, output: '1. Vitest — https://vitest.dev' });
