@@ -1,6 +1,8 @@
 // `speculate`: one speculation of a suggestion against an OpenAI-compatible endpoint, exactly as
 // the extension runs it after showing the suggestion; with --accept it then applies the overlay.
 import { readFile, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { cleanupStaleOverlays } from '../core/followup/overlayFs';
 import type { ChatMessage } from '../core/chat/messages';
 import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
 import { startSpeculation, type Speculation } from '../core/followup/speculation';
@@ -120,6 +122,8 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
   const info = await stat(args.workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
   const history = args.historyFile ? await readHistory(args.historyFile) : [];
+  // An accept interrupted by a crash (of the extension or an earlier run) is finished or rolled back first.
+  await cleanupStaleOverlays(tmpdir()).catch((error: unknown) => process.stderr.write(`speculate: housekeeping failed: ${String(error)}\n`));
   const services = await openWorkspaceServices(args.workspace);
   const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey });
   const params = new CacheSafeParamsStore().save({ systemPrompt: services.systemPrompt, tools: services.tools.definitions(), history, model: args.model });
