@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, openChatView, openWorkbench, sendMessage, type Workbench } from './workbench';
+import { CHAT_INPUT, openChatView, openWorkbench, runPaletteCommand, sendMessage, type Workbench } from './workbench';
 
 
 /** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
@@ -138,10 +138,7 @@ describe('speculation flow in the workbench', function () {
       model.chatRequests.find((r) => JSON.stringify(r.body).includes('"content":"add a farewell function"') && !r.closedEarly);
     await waitFor(() => speculationRequest() !== undefined, 'the speculation request to reach the model');
     const request = speculationRequest()!;
-    await workbench.page.keyboard.press('F1');
-    await workbench.page.keyboard.type('Speculate: Abort Speculation');
-    await workbench.page.locator('.quick-input-list .monaco-list-row', { hasText: 'Abort Speculation' }).first().waitFor();
-    await workbench.page.keyboard.press('Enter');
+    await runPaletteCommand(workbench.page, 'Speculate: Abort Speculation');
     await chat.locator('.ghost').waitFor({ state: 'hidden' });
     await waitFor(() => overlayDirs(workbench).length === 0, 'the overlay to be deleted');
     await waitFor(() => request.closedEarly, 'the model request to be closed');

@@ -100,3 +100,13 @@ export async function sendMessage(chat: FrameLocator, text: string): Promise<voi
   await input.fill(text);
   await input.press('Enter');
 }
+
+/** Runs a palette command by its title, typing only once the palette's input has the focus. */
+export async function runPaletteCommand(page: Page, title: string): Promise<void> {
+  const box = page.locator('.quick-input-widget .quick-input-box input');
+  await page.keyboard.press('F1');
+  await box.waitFor();
+  await box.fill(`>${title}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: title.replace(/^[^:]*:\s*/, '') }).first().waitFor();
+  await box.press('Enter');
+}
