@@ -53,6 +53,57 @@ export async function run(): Promise<void> {
   return new Promise<void>(() => undefined);
 }
 
+/** Per-kind count and summed milliseconds of what an apply is made of. */
+export type DiskOps = Record<string, { count: number; ms: number }>;
+
+/**
+ * Wraps the overlay's disk port (a private field, reached for measurement only) so every
+ * operation of the accept is timed; returns a reader of the totals.
+ */
+function timeDiskOperations(overlay: object): () => DiskOps {
+  const holder = overlay as { applyFs?: Record<string, unknown> };
+  const original = holder.applyFs;
+  const totals: DiskOps = {};
+  if (!original) return () => totals;
+  const timed: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(original)) {
+    if (typeof value !== 'function') continue;
+    timed[name] = async (...args: unknown[]) => {
+      const started = performance.now();
+      try {
+        return await (value as (...a: unknown[]) => Promise<unknown>).apply(original, args);
+      } finally {
+        const entry = (totals[name] ??= { count: 0, ms: 0 });
+        entry.count++;
+        entry.ms += performance.now() - started;
+      }
+    };
+  }
+  holder.applyFs = timed;
+  return () => {
+    holder.applyFs = original;
+    return totals;
+  };
+}
+
+/** A 1 ms timer whose lateness shows how busy the host's event loop is; returns the worst lag. */
+function sampleLoopLag(): () => number {
+  let worst = 0;
+  let last = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const tick = () => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last - 1);
+    last = now;
+    timer = setTimeout(tick, 1);
+  };
+  timer = setTimeout(tick, 1);
+  return () => {
+    clearTimeout(timer);
+    return Math.max(worst, performance.now() - last - 1);
+  };
+}
+
 function instrument(api: SpeculateApi, record: (line: ProbeLine) => void): void {
   const controller = api.controller;
   const handle = controller.handleWebviewMessage.bind(controller);
@@ -65,11 +116,13 @@ function instrument(api: SpeculateApi, record: (line: ProbeLine) => void): void 
       if (message.type === 'acceptSuggestion' && overlay) {
         const apply = overlay.applyToReal.bind(overlay);
         overlay.applyToReal = async (options) => {
+          const ops = timeDiskOperations(overlay);
+          const lag = sampleLoopLag();
           record({ ev: 'apply_start', at: wallNow() });
           try {
             return await apply(options);
           } finally {
-            record({ ev: 'apply_end', at: wallNow() });
+            record({ ev: 'apply_end', at: wallNow(), detail: JSON.stringify({ ops: ops(), maxLagMs: lag() }) });
           }
         };
       }

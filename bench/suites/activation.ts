@@ -68,7 +68,7 @@ export default async function activation(): Promise<Figure[]> {
       name: 'activate() itself (activationMs it returns)',
       unit: 'ms',
       samples: own,
-      note: `performance.now() from activate()'s first line to its return, read by the host probe; fresh VS Code server per sample, chat view opened${activeBeforeView > 0 ? ` (${activeBeforeView} sample(s) were already active before the view opened)` : ''}`,
+      note: `performance.now() from activate()'s first line to its return, read by the host probe; fresh VS Code server per sample, chat view opened (whichever activation event comes first counts, see the next figure)${activeBeforeView > 0 ? ` (${activeBeforeView} sample(s) were already active before the view opened)` : ''}`,
     },
     {
       name: 'activation event → activate() resolved (VS Code\'s measure)',

@@ -7,7 +7,7 @@ import type { FrameLocator } from 'playwright-core';
 import { openChatView } from '../../test/e2e/workbench';
 import { ScriptedServer } from '../../test/fixtures/scriptedServer';
 import { openBenchWorkbench, type BenchWorkbench } from '../lib/benchWorkbench';
-import type { ProbeLine } from '../lib/hostProbe';
+import type { DiskOps, ProbeLine } from '../lib/hostProbe';
 import { featureFile, finalMarker, tabModelReply, TASK_PACE, taskPrompt, warmUpPrompts } from '../lib/tabModel';
 import { installWebviewTimer, waitForRendered, type WebviewTiming } from '../lib/webviewTimer';
 import type { Figure } from '../types';
@@ -123,6 +123,30 @@ function finite(values: number[]): number[] {
   return values.filter((v) => Number.isFinite(v));
 }
 
+/** The disk operations of each accept (from the probe) as "writeDurable 2× 6.1 ms, …" medians. */
+function diskOpsSummary(samples: Sample[]): { text: string; lag: number[] } {
+  const perKind = new Map<string, { counts: number[]; ms: number[] }>();
+  const lag: number[] = [];
+  for (const sample of samples) {
+    const detail = sample.host.find((l) => l.ev === 'apply_end')?.detail;
+    if (!detail) continue;
+    const { ops, maxLagMs } = JSON.parse(detail) as { ops: DiskOps; maxLagMs: number };
+    lag.push(maxLagMs);
+    for (const [kind, { count, ms }] of Object.entries(ops)) {
+      const entry = perKind.get(kind) ?? { counts: [], ms: [] };
+      entry.counts.push(count);
+      entry.ms.push(ms);
+      perKind.set(kind, entry);
+    }
+  }
+  const text = [...perKind]
+    .map(([kind, v]) => ({ kind, count: median(v.counts), ms: median(v.ms) }))
+    .sort((a, b) => b.ms - a.ms)
+    .map((v) => `${v.kind} ${v.count}× ${v.ms.toFixed(1)} ms`)
+    .join(', ');
+  return { text, lag };
+}
+
 export default async function tab(): Promise<Figure[]> {
   const model = new ScriptedServer({ script: (request) => tabModelReply(request.body ?? {}) });
   await model.start();
@@ -136,6 +160,7 @@ export default async function tab(): Promise<Figure[]> {
   }
   const onTotal = on.map((s) => since(s.timing.keyAt, s.timing.finalAt));
   const offTotal = off.map((s) => since(s.timing.keyAt, s.timing.finalAt));
+  const disk = diskOpsSummary(on);
   const pace = `scripted model ${TASK_PACE.latencyMs} ms to first token, ${TASK_PACE.tokensPerSecond} tokens/s; task = read_file → edit → write_file → 60-word answer`;
   const setup = `real VS Code ${'1.100.3'} server + chat webview in headless Chromium; ${SAMPLES} samples after ${WARM_UP_SAMPLES} warm-up, new chat + 2 warm-up turns before each`;
   return [
@@ -180,7 +205,13 @@ export default async function tab(): Promise<Figure[]> {
       name: 'Tab breakdown: of which overlay apply',
       unit: 'ms',
       samples: finite(on.map((s) => since(firstHost(s, 'apply_start'), firstHost(s, 'apply_end')))),
-      note: 'OverlayFs.applyToReal for 2 files (1 edited, 1 created): hash check, fsync, rename, journal',
+      note: `OverlayFs.applyToReal for 2 files (1 edited, 1 created); summed time per disk operation (median over samples, operations may overlap): ${disk.text}`,
+    },
+    {
+      name: 'Tab breakdown: host event-loop lag during overlay apply (worst)',
+      unit: 'ms',
+      samples: disk.lag,
+      note: 'a 1 ms timer in the extension host while applyToReal runs: how long other work held the host\'s event loop',
     },
     {
       name: 'Tab breakdown: host → webview (appendItems posted → arrived)',
