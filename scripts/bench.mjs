@@ -45,8 +45,10 @@ const results = { machine, date: new Date().toISOString(), commit, suites: { ...
 for (const suite of selected) {
   console.log(`\n=== bench: ${suite.name} ===`);
   const started = Date.now();
-  const module = await import(join(repoRoot, suite.file));
-  const figures = await (module.default ?? module.run)();
+  const module = await import(suite.file);
+  // esbuild's CommonJS output imported from ESM: the suite's default export is module.default.default.
+  const run = typeof module.default === 'function' ? module.default : (module.default?.default ?? module.run);
+  const figures = await run();
   results.suites[suite.name] = {
     date: results.date, commit, machine, seconds: Math.round((Date.now() - started) / 1000),
     figures: figures.map((f) => ({ name: f.name, unit: f.unit, target: f.target ?? null, note: f.note ?? null, ...summarise(f.samples) })),
