@@ -12,6 +12,8 @@ process.chdir(repoRoot);
 const OUT = 'out-bench';
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 
+// The tab and activation suites run the real VS Code server: install it on a fresh clone.
+execFileSync('bash', ['scripts/setup-vscode.sh'], { stdio: 'inherit' });
 execFileSync(process.execPath, ['esbuild.mjs', '--tests'], { stdio: 'inherit', env: { ...process.env, SPECULATE_OUT_DIR: OUT } });
 const suites = findFiles(join(OUT, 'bench/suites'), '.js').map((file) => ({ name: basename(file, '.js'), file }));
 const selected = wanted.length === 0 ? suites : suites.filter((s) => wanted.some((w) => s.name === w || s.name.startsWith(`${w}-`)));

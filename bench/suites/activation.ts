@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { openChatView, repoRoot } from '../../test/e2e/workbench';
+import { openChatView, repoRoot, runPaletteCommand } from '../../test/e2e/workbench';
 import { openBenchWorkbench } from '../lib/benchWorkbench';
 import type { Figure } from '../types';
 
@@ -20,10 +20,7 @@ interface VsCodeActivation {
 
 /** Opens Developer: Show Running Extensions and reads Speculate's activation time and reason. */
 async function runningExtensionsActivation(page: Page): Promise<VsCodeActivation> {
-  await page.keyboard.press('F1');
-  await page.keyboard.type('Developer: Show Running Extensions');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Show Running Extensions' }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press('Enter');
+  await runPaletteCommand(page, 'Developer: Show Running Extensions');
   const row = page.locator('.runtime-extensions-editor .monaco-list-row', { hasText: 'speculate.speculate' }).first();
   const time = row.locator('.activation-time');
   await time.filter({ hasText: /\d+\s*ms/ }).waitFor({ timeout: 30_000 });
