@@ -4,32 +4,16 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
-import { demoReply } from '../fixtures/scripted/demoScript';
-import { ScriptedServer } from '../fixtures/scriptedServer';
-import { openChatView, openWorkbench, sendMessage, type Workbench } from './workbench';
+import { sendMessage, useChatWorkbench, type Workbench } from './workbench';
 
 
 describe('approvals in the workbench (default mode)', function () {
   this.timeout(120_000);
+  const suite = useChatWorkbench('default');
   let workbench: Workbench;
-  let model: ScriptedServer;
   let chat: FrameLocator;
-
-  before(async function () {
-    this.timeout(180_000);
-    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
-    await model.start();
-    workbench = await openWorkbench({
-      settings: { 'speculate.baseUrl': model.baseUrl, 'speculate.model': 'scripted-demo', 'speculate.approvalMode': 'default', 'workbench.startupEditor': 'none' },
-    });
-    chat = await openChatView(workbench);
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && workbench) await workbench.screenshot(`failed-approval-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 50)}`);
-  });
-  after(async () => {
-    await workbench?.close();
-    await model?.close();
+  before(() => {
+    ({ workbench, chat } = suite.get());
   });
 
   it('asks before an edit, inline and keyboard-reachable, and edits the file once allowed', async () => {

@@ -6,8 +6,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
-import { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, openChatView, openWorkbench, runPaletteCommand, sendMessage, type Workbench } from './workbench';
+import type { ScriptedServer } from '../fixtures/scriptedServer';
+import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, type Workbench } from './workbench';
 
 
 /** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
@@ -27,32 +27,12 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_00
 
 describe('speculation flow in the workbench', function () {
   this.timeout(120_000);
+  const suite = useChatWorkbench('auto-edit');
   let workbench: Workbench;
   let model: ScriptedServer;
   let chat: FrameLocator;
-
-  before(async function () {
-    this.timeout(180_000);
-    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
-    await model.start();
-    workbench = await openWorkbench({
-      settings: {
-        'speculate.baseUrl': model.baseUrl,
-        'speculate.model': 'scripted-demo',
-        'speculate.approvalMode': 'auto-edit',
-        'workbench.startupEditor': 'none',
-      },
-    });
-    chat = await openChatView(workbench);
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed' && workbench) {
-      await workbench.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-    }
-  });
-  after(async () => {
-    await workbench?.close();
-    await model?.close();
+  before(() => {
+    ({ workbench, model, chat } = suite.get());
   });
 
   it('answers a message with streamed text and a tool group', async () => {

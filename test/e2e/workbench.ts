@@ -4,6 +4,8 @@ import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { demoReply } from '../fixtures/scripted/demoScript';
+import { ScriptedServer } from '../fixtures/scriptedServer';
 
 export const repoRoot = resolve(__dirname, '../../..');
 export const artifactsDir = join(repoRoot, 'test/e2e/artifacts');
@@ -109,4 +111,44 @@ export async function runPaletteCommand(page: Page, title: string): Promise<void
   await box.fill(`>${title}`);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title.replace(/^[^:]*:\s*/, '') }).first().waitFor();
   await box.press('Enter');
+}
+
+export interface ChatWorkbench {
+  workbench: Workbench;
+  model: ScriptedServer;
+  chat: FrameLocator;
+}
+
+/**
+ * Mocha hooks for a suite that chats with the scripted demo model in one workbench: starts both
+ * before the suite, screenshots each failed test, closes both after. Read `get()` inside tests.
+ */
+export function useChatWorkbench(approvalMode: 'default' | 'auto-edit'): { get(): ChatWorkbench } {
+  let current: ChatWorkbench | undefined;
+  let model: ScriptedServer | undefined;
+  let workbench: Workbench | undefined;
+  before(async function () {
+    this.timeout(180_000);
+    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
+    await model.start();
+    workbench = await openWorkbench({
+      settings: { 'speculate.baseUrl': model.baseUrl, 'speculate.model': 'scripted-demo', 'speculate.approvalMode': approvalMode, 'workbench.startupEditor': 'none' },
+    });
+    current = { workbench, model, chat: await openChatView(workbench) };
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed' && workbench) {
+      await workbench.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+    }
+  });
+  after(async () => {
+    await workbench?.close();
+    await model?.close();
+  });
+  return {
+    get() {
+      if (!current) throw new Error('the chat workbench did not start');
+      return current;
+    },
+  };
 }
