@@ -33,7 +33,7 @@ export function freePort() {
 export async function startVsCodeServer(options = {}) {
   const port = options.port ?? (await freePort());
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'speculate-vscode-'));
-  for (const sub of ['user', 'server', 'ext', 'agent', 'tmp']) mkdirSync(join(dataDir, sub), { recursive: true });
+  for (const sub of ['user', 'server', 'ext', 'agent', 'tmp', 'home']) mkdirSync(join(dataDir, sub), { recursive: true });
   const args = [
     serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
     '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust',
@@ -43,8 +43,17 @@ export async function startVsCodeServer(options = {}) {
   const child = spawn(process.execPath, args, {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    // VSCODE_AGENT_FOLDER and TMPDIR keep the server out of the home folder and /tmp.
-    env: { ...process.env, ...options.env, VSCODE_AGENT_FOLDER: join(dataDir, 'agent'), TMPDIR: join(dataDir, 'tmp') },
+    // VSCODE_AGENT_FOLDER, TMPDIR and a HOME of its own keep the server (and its device id cache)
+    // out of the user's home folder and /tmp.
+    env: {
+      ...process.env,
+      ...options.env,
+      VSCODE_AGENT_FOLDER: join(dataDir, 'agent'),
+      TMPDIR: join(dataDir, 'tmp'),
+      HOME: join(dataDir, 'home'),
+      XDG_CACHE_HOME: join(dataDir, 'home', '.cache'),
+      XDG_CONFIG_HOME: join(dataDir, 'home', '.config'),
+    },
   });
   const log = options.log ?? (() => {});
   let exited = false;
