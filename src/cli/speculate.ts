@@ -145,7 +145,7 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
           history: conversation,
           fork: forkRunnerFromQuery((extra, s) => runForkedQuery({ params, llm, extraMessages: [...conversation.slice(history.length), ...extra], signal: s })),
           signal,
-          conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, inputText: '' },
+          conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, userTyping: false },
         });
         return result.kind === 'suggestion' ? result.suggestion : null;
       },

@@ -96,7 +96,8 @@ export class ChatSession {
   private unsubscribeSpeculation: (() => void) | undefined;
   private suggestionAbort: AbortController | undefined;
   private lastTurn: 'completed' | 'failed' | 'cancelled' = 'completed';
-  private inputText = '';
+  /** The chat input holds a draft (the webview reports only that, never the text). */
+  private userTyping = false;
   private approvalPending = false;
   private pendingAccept: PendingAccept | undefined;
   private promoted: Speculation | undefined;
@@ -229,11 +230,11 @@ export class ChatSession {
 
   // ── suggestions ──────────────────────────────────────────────────────────────────────────────
 
-  /** The chat input changed. Anything typed dismisses the suggestion and aborts its speculation. */
-  setInputText(text: string): void {
-    const wasEmpty = this.inputText.trim() === '';
-    this.inputText = text;
-    if (wasEmpty && text.trim() !== '') this.dismissSuggestion();
+  /** The chat input became non-empty (or empty again). Starting to type dismisses the suggestion and aborts its speculation. */
+  setUserTyping(typing: boolean): void {
+    const started = typing && !this.userTyping;
+    this.userTyping = typing;
+    if (started) this.dismissSuggestion();
   }
 
   /** Typing, pasting, Escape: the suggestion goes and its speculation is aborted, overlay deleted. */
@@ -271,7 +272,7 @@ export class ChatSession {
         approvalPending: this.approvalPending,
         lastTurn: this.lastTurn,
         planMode: this.config.approvalMode === 'plan',
-        inputText: this.inputText,
+        userTyping: this.userTyping,
       },
     });
     if (this.suggestionAbort === controller) this.suggestionAbort = undefined;
@@ -279,7 +280,7 @@ export class ChatSession {
     if (result.kind === 'failed') this.log(`suggestion ${result.failed}: ${result.message}`);
     if (result.kind !== 'suggestion' || controller.signal.aborted || this.disposed) return;
     // The user may have started typing or sent something while the fork ran.
-    if (this.inputText.trim() !== '' || this.turnRunning) return;
+    if (this.userTyping || this.turnRunning) return;
     this.followup.set(result.suggestion);
   }
 
@@ -313,7 +314,7 @@ export class ChatSession {
           // Same prefix as the main chat, then the suggestion and the speculated turns.
           fork: this.forkRunner(conversation.slice(params.history.length)),
           signal,
-          conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, inputText: '' },
+          conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, userTyping: false },
         });
         this.options.stats?.recordGeneration(result);
         return result.kind === 'suggestion' ? result.suggestion : null;
@@ -517,7 +518,7 @@ export class ChatSession {
     if (this.pipelineSource !== speculation) return;
     this.pipelineSource = undefined;
     if (!final.pipelinedSuggestion || this.disposed || this.turnRunning || this.pendingAccept || this.speculation) return;
-    if (this.inputText.trim() !== '' || this.followup.visibleText !== null || this.followup.pendingText !== null) return;
+    if (this.userTyping || this.followup.visibleText !== null || this.followup.pendingText !== null) return;
     this.followup.set(final.pipelinedSuggestion, { immediate: true });
   }
 

@@ -41,7 +41,6 @@ export class SpeculateController implements vscode.Disposable {
   private starting: Promise<ChatSession | undefined> | undefined;
   private readonly llm: SettingsLlmClient;
   private runInFs: string | undefined;
-  private draftHasText = false;
   private readonly postEmitter = new vscode.EventEmitter<HostToWebview>();
   /** Every protocol message sent to the chat webview (tests observe the chat through it). */
   readonly onDidPostToWebview = this.postEmitter.event;
@@ -209,9 +208,8 @@ export class SpeculateController implements vscode.Disposable {
           return;
         }
         // A submit leaves the input empty; the webview sends no separate `typing` for it.
-        this.draftHasText = false;
         const session = await this.ensureSession();
-        session?.setInputText('');
+        session?.setUserTyping(false);
         await session?.submit(message.text);
         return;
       }
@@ -224,8 +222,7 @@ export class SpeculateController implements vscode.Disposable {
         this.session?.dismissSuggestion();
         return;
       case 'typing':
-        this.draftHasText = message.hasText;
-        this.session?.setInputText(message.hasText ? 'x' : '');
+        this.session?.setUserTyping(message.hasText);
         return;
       case 'approvalAnswer':
         this.presenter.answerApproval(message.id, message.decision);
@@ -338,9 +335,6 @@ export class SpeculateController implements vscode.Disposable {
     return this.session;
   }
 
-  get hasDraft(): boolean {
-    return this.draftHasText;
-  }
 
   dispose(): void {
     for (const d of this.disposables) d.dispose();

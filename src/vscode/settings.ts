@@ -3,7 +3,6 @@ import * as vscode from 'vscode';
 import type { ApprovalMode } from '../core/chat/approvals';
 import type { PrefixCaching } from '../core/llm/requestBody';
 
-
 export interface SpeculateSettings {
   baseUrl: string;
   model: string;

@@ -65,8 +65,8 @@ export interface SuggestionConditions {
   lastTurn: 'completed' | 'failed' | 'cancelled';
   /** Plan mode: the user reviews a plan instead of giving the next instruction. */
   planMode: boolean;
-  /** What is in the chat input now; anything but whitespace means the user is typing. */
-  inputText: string;
+  /** The chat input holds a draft: the user is writing their own next prompt. */
+  userTyping: boolean;
 }
 
 export type SuggestionResult =
@@ -107,7 +107,7 @@ export function suppressionReason(conditions: SuggestionConditions, answeredTurn
   if (conditions.approvalPending) return 'approval_pending';
   if (conditions.lastTurn !== 'completed') return 'last_turn_failed';
   if (conditions.planMode) return 'plan_mode';
-  if (conditions.inputText.trim() !== '') return 'user_typing';
+  if (conditions.userTyping) return 'user_typing';
   if (answeredTurns < MIN_ANSWERED_TURNS) return 'too_early';
   return null;
 }

@@ -198,7 +198,7 @@ describe('Engine end-to-end: ChatSession', function () {
     const slow = s.world.server.chatRequests.find((r) => taskOf(r) === SUGGESTION)!;
     assert.notDeepEqual(await s.world.overlayLeftovers(), []);
 
-    s.session.setInputText('x');
+    s.session.setUserTyping(true);
 
     assert.equal(s.session.visibleSuggestion, null);
     assert.ok(await s.world.server.waitForClientClose(slow, 5_000), 'the request was closed');
