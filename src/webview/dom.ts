@@ -42,3 +42,8 @@ export function button(
   el.addEventListener('click', onClick);
   return el;
 }
+
+/** True when a scroller shows its end (within a small slack), so new content should keep it there. */
+export function isScrolledToEnd(scroller: HTMLElement): boolean {
+  return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+}

@@ -1,7 +1,7 @@
 // Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
 // and applies the host's messages (validated first; anything malformed is ignored).
 import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus } from '../shared/protocol';
-import { h } from './dom';
+import { h, isScrolledToEnd } from './dom';
 import { icon } from './icons';
 import { Composer } from './input';
 import { SpeculationStatusLine } from './status';
@@ -66,7 +66,7 @@ function start(app: HTMLElement): void {
   const setBusy = (busy: boolean): void => {
     composer.setBusy(busy);
     const scroller = transcript.element;
-    const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+    const atBottom = isScrolledToEnd(scroller);
     progress.hidden = !busy;
     if (atBottom) scroller.scrollTop = scroller.scrollHeight;
   };
@@ -177,23 +177,18 @@ function start(app: HTMLElement): void {
   document.addEventListener('click', onLink);
   document.addEventListener('auxclick', onLink);
 
+  // The composer grows and shrinks (status line, ghost text, a long draft): a transcript that was
+  // scrolled to the end stays at the end, so the newest notice is never hidden under the input.
+  let pinnedToBottom = true;
   let scrollFrame: number | null = null;
   transcript.element.addEventListener('scroll', () => {
+    pinnedToBottom = isScrolledToEnd(transcript.element);
     if (scrollFrame !== null) return;
     scrollFrame = requestAnimationFrame(() => {
       scrollFrame = null;
       const scroller = transcript.element;
-      const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
-      save({ scrollTop: atBottom ? null : Math.round(scroller.scrollTop) });
+      save({ scrollTop: isScrolledToEnd(scroller) ? null : Math.round(scroller.scrollTop) });
     });
-  });
-
-  // The composer grows and shrinks (status line, ghost text, a long draft): a transcript that was
-  // scrolled to the end stays at the end, so the newest notice is never hidden under the input.
-  let pinnedToBottom = true;
-  transcript.element.addEventListener('scroll', () => {
-    const scroller = transcript.element;
-    pinnedToBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
   });
   if (typeof ResizeObserver !== 'undefined') {
     new ResizeObserver(() => {

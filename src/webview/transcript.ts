@@ -9,7 +9,7 @@ import type {
   TranscriptItem,
   WebviewToHost,
 } from '../shared/protocol';
-import { append, button, h, srOnly } from './dom';
+import { append, button, h, isScrolledToEnd, srOnly } from './dom';
 import { icon, type IconName } from './icons';
 import { renderMarkdown } from './markdown';
 
@@ -437,7 +437,7 @@ export class Transcript {
   /** Runs a DOM change, keeping the view pinned to the bottom if it was there before. */
   private mutate(change: () => void): void {
     const scroller = this.element;
-    const atBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
+    const atBottom = isScrolledToEnd(scroller);
     change();
     this.updateEmpty();
     if (atBottom) scroller.scrollTop = scroller.scrollHeight;

@@ -261,6 +261,23 @@ describe('chat webview: transcript', function () {
     assert.deepEqual(order, ['turn request', 'turn response', 'turn request', 'turn response', 'notice']);
   });
 
+  it('keeps the newest notice in view when the status line and ghost text grow the input', async () => {
+    const transcript = Array.from({ length: 30 }, (_, i) => ({ kind: 'assistant' as const, id: `a${i}`, text: `Answer number ${i} with some words to fill the line.` }));
+    await chat.init({ transcript });
+    await chat.send({ type: 'notice', id: 'n1', text: 'Speculated 2 tool calls · 3.1 s saved' });
+    await settle(chat.page);
+    // The composer grows: the pipelined suggestion and its running speculation appear.
+    await chat.send({ type: 'suggestion', id: 's1', text: 'run the tests' });
+    await chat.send({ type: 'speculation', status: { state: 'running', toolCalls: 1, filesWritten: [], suggestionId: 's1' } });
+    await settle(chat.page);
+    const visible = await chat.page.evaluate(() => {
+      const notice = document.querySelector('.notice')!.getBoundingClientRect();
+      const scroller = document.querySelector('.transcript')!.getBoundingClientRect();
+      return notice.bottom <= scroller.bottom + 1 && notice.top >= scroller.top;
+    });
+    assert.equal(visible, true, 'the notice is inside the visible part of the transcript');
+  });
+
   it('offers Open diff / Overwrite / Keep mine per conflicted file and posts each choice', async () => {
     await chat.init();
     const { page } = chat;
