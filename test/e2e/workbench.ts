@@ -28,7 +28,7 @@ interface ServerHandle { origin: string; dataDir: string; stop(): Promise<void> 
 async function loadScripts() {
   const server = (await import(join(repoRoot, 'scripts/lib/vscodeServer.mjs'))) as {
     startVsCodeServer(options?: object): Promise<ServerHandle>;
-    workbenchUrl(origin: string, options: { folder: string; extensionPath: string }): string;
+    workbenchUrl(origin: string, options: { folder: string; extensionPath: string; testsPath?: string }): string;
   };
   const browser = (await import(join(repoRoot, 'scripts/lib/browser.mjs'))) as { launchChromium(): Promise<Browser> };
   return { ...server, ...browser };
@@ -39,6 +39,10 @@ export interface WorkbenchOptions {
   settings?: Record<string, unknown>;
   /** Extra environment for the extension host (e.g. the scripted model's URL). */
   env?: Record<string, string>;
+  /** Runs before the page opens (e.g. to write files into the workspace). */
+  prepareWorkspace?: (workspace: string) => void;
+  /** A module the extension host loads as its tests (the benchmarks' host probe). */
+  testsPath?: string;
 }
 
 export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
@@ -50,32 +54,39 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
     mkdirSync(join(workspace, '.vscode'), { recursive: true });
     writeFileSync(join(workspace, '.vscode/settings.json'), JSON.stringify(options.settings, null, 2));
   }
+  options.prepareWorkspace?.(workspace);
   const server = await scripts.startVsCodeServer({ env: options.env ?? {} });
-  const browser = await scripts.launchChromium();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot }));
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-
-  const chat = () =>
-    page.frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame');
-
-  return {
-    page,
-    workspace,
-    tmpDir: join(server.dataDir, 'tmp'),
-    chat,
-    async screenshot(name) {
-      mkdirSync(artifactsDir, { recursive: true });
-      const file = join(artifactsDir, `${name}.png`);
-      await page.screenshot({ path: file });
-      return file;
-    },
-    async close() {
-      await browser.close();
-      await server.stop();
-      rmSync(scratch, { recursive: true, force: true });
-    },
-  };
+  let browser: Browser | undefined;
+  try {
+    browser = await scripts.launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot, ...(options.testsPath ? { testsPath: options.testsPath } : {}) }));
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const openedBrowser = browser;
+    return {
+      page,
+      workspace,
+      tmpDir: join(server.dataDir, 'tmp'),
+      chat: () => page.frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame'),
+      async screenshot(name) {
+        mkdirSync(artifactsDir, { recursive: true });
+        const file = join(artifactsDir, `${name}.png`);
+        await page.screenshot({ path: file });
+        return file;
+      },
+      async close() {
+        await openedBrowser.close();
+        await server.stop();
+        rmSync(scratch, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    // A workbench that did not open leaves no browser, server or temp folder behind.
+    await browser?.close();
+    await server.stop();
+    rmSync(scratch, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /** Clicks the Speculate container in the activity bar and waits for the chat webview. */
