@@ -14,6 +14,7 @@ export interface SpeculateApi {
   activationMs: number;
   controller: SpeculateController;
   fsProvider: SpeculationFileSystemProvider;
+  chatView: ChatViewProvider;
 }
 
 export function activate(context: vscode.ExtensionContext): SpeculateApi {
@@ -44,7 +45,7 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi {
       (error: unknown) => output.warn(`startup housekeeping failed: ${String(error)}`),
     );
   }, 2000);
-  return { activationMs: performance.now() - started, controller, fsProvider };
+  return { activationMs: performance.now() - started, controller, fsProvider, chatView };
 }
 
 export function deactivate(): void {}

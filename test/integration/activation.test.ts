@@ -23,11 +23,18 @@ describe('activation', () => {
     assert.deepEqual(contributed.filter((id) => !registered.has(id)), []);
   });
 
-  it('opens the chat view', async () => {
-    await speculateApi();
+  it('opens the chat view and its webview says it is ready', async () => {
+    const api = await speculateApi();
+    const ready = new Promise<void>((resolve) => {
+      const subscription = api.chatView.onMessage((message) => {
+        if (message.type !== 'ready') return;
+        subscription.dispose();
+        resolve();
+      });
+    });
     await vscode.commands.executeCommand('speculate.chat.focus');
-    // The view container is shown: its webview view resolves (focus would throw for an unknown view).
-    await vscode.commands.executeCommand('workbench.view.extension.speculate');
+    await ready;
+    assert.equal(api.chatView.visible, true);
   });
 
   it('"Show Statistics" opens a readable summary that stays on this machine', async () => {
