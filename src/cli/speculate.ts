@@ -3,12 +3,12 @@
 import { readFile, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { cleanupStaleOverlays } from '../core/followup/overlayFs';
-import type { ChatMessage } from '../core/chat/messages';
+import type { ChatMessage } from '../core/messages';
 import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
 import { startSpeculation, type Speculation } from '../core/followup/speculation';
 import type { ApprovalMode } from '../core/followup/speculationToolGate';
 import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/suggestionGenerator';
-import { isToolResultPairingValid } from '../core/followup/toolPairing';
+import { isToolResultPairingValid } from '../core/messages/pairing';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { UsageError } from './usage';

@@ -3,7 +3,7 @@
 import { ApprovalScheduler, type ApprovalPrompter, type ApprovalMode } from './chat/approvals';
 import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
-import type { ChatMessage } from './chat/messages';
+import type { ChatMessage } from './messages';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
 import { CacheSafeParamsStore, runForkedQuery } from './followup/forkedQuery';

@@ -2,7 +2,7 @@
 // reloaded webview gets in `init`. Pure TypeScript (no vscode import) so it is unit-tested directly.
 import type { ApprovalAnswer, ApprovalPrompter, ApprovalRequest } from '../core/chat/approvals';
 import type { ChatEvent, ToolCallStatus as CoreToolStatus } from '../core/chat/events';
-import type { ChatMessage } from '../core/chat/messages';
+import type { ChatMessage } from '../core/messages';
 import type { SpeculationEvent, SpeculationSnapshot, ToolCallRecord } from '../core/followup/speculation';
 import type { SessionEvent } from '../core/session';
 import type {

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { ApprovalScheduler } from '../../src/core/chat/approvals';
 import { Conversation } from '../../src/core/chat/conversation';
-import type { ChatMessage, ToolDefinition } from '../../src/core/chat/messages';
+import type { ChatMessage, ToolDefinition } from '../../src/core/messages';
 import { toolRegistryFrom } from '../../src/core/chat/toolRegistry';
 import {
   CacheSafeParamsStore,

@@ -1,6 +1,7 @@
 // The approval scheduler of the main chat: given the approval mode and a tool call, decides whether
 // it runs, asks the user first, or is refused (TOOLS.md "Approval modes"), and remembers "always".
-import type { ToolArgs, ToolKind } from '../tools/types';
+import type { ToolKind } from '../tools/types';
+import type { ToolArgs } from '../messages';
 
 export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
 

@@ -1,13 +1,13 @@
 // One chat: its typed history and the agent loop (stream → run tool calls → send results → until
 // the model stops calling tools), cancellable at any point, publishing ChatEvents for the UI.
-import { isToolResultPairingValid } from '../followup/toolPairing';
+import { isToolResultPairingValid } from '../messages/pairing';
 import type { CacheSafeParamsStore } from '../followup/forkedQuery';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
-import type { Tool, ToolArgs, ToolContext, ToolResult } from '../tools/types';
+import type { Tool, ToolContext, ToolResult } from '../tools/types';
 import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler } from './approvals';
 import type { ChatEvent, ToolCallStatus, TurnOutcome } from './events';
-import type { AssistantMessage, ChatMessage, ToolCall, ToolDefinition } from './messages';
+import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolDefinition } from '../messages';
 import type { ToolRegistry } from './toolRegistry';
 
 /** Model round trips in one turn before the loop stops and hands back to the user. */

@@ -1,8 +1,7 @@
 // What a conversation tells its UI while a turn runs: streamed text, tool calls with their
 // approval and result, and how the turn ended. Plain data, safe to post to a webview.
 import type { LlmErrorKind, Usage } from '../llm/llmClient';
-import type { ToolArgs } from '../tools/types';
-import type { AssistantMessage } from './messages';
+import type { AssistantMessage, ToolArgs } from '../messages';
 
 export type ToolCallStatus =
   | 'ok' // ran and succeeded

@@ -1,7 +1,7 @@
 // The set of tools one conversation offers the model: lookup by name for execution, and the
 // definitions list sent with every request (its order is part of the cached prompt prefix).
 import type { Tool } from '../tools/types';
-import type { ToolDefinition } from './messages';
+import type { ToolDefinition } from '../messages';
 
 export interface ToolRegistry {
   get(name: string): Tool | undefined;

@@ -1,6 +1,6 @@
 // Cache-aware forks of the main conversation. CacheSafeParams is the snapshot of what the main chat
 // last sent; a fork (suggestion, speculation) replays it byte for byte so the provider's prefix cache hits.
-import type { AssistantMessage, ChatMessage, ToolDefinition } from '../chat/messages';
+import type { AssistantMessage, ChatMessage, ToolDefinition } from '../messages';
 import { LlmError, type ChatRequest, type LlmClient, type LlmEvent, type Usage } from '../llm/llmClient';
 
 export const MAX_HISTORY_FOR_CACHE = 40;

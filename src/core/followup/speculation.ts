@@ -1,14 +1,14 @@
 // The speculation engine: runs a shown suggestion ahead of the user, forked from the main chat's
 // CacheSafeParams, with every write in a copy-on-write overlay and every tool call through the gate.
 // It never touches the main conversation: accept and abort hand results to the caller (the session).
-import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from '../chat/messages';
+import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolMessage } from '../messages';
 import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
-import type { Tool, ToolArgs, ToolContext } from '../tools/types';
+import type { Tool, ToolContext } from '../tools/types';
 import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
-import { ensureToolResultPairing } from './toolPairing';
+import { ensureToolResultPairing } from '../messages/pairing';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;

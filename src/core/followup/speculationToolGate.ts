@@ -3,8 +3,9 @@
 // Fail closed: anything the gate cannot place with certainty is a boundary, with a reason in words.
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import { PathOutsideWorkspaceError } from '../fs/workspaceFs';
-import type { Tool, ToolArgs } from '../tools/types';
+import type { Tool } from '../tools/types';
 import type { ApprovalMode } from '../chat/approvals';
+import type { ToolArgs } from '../messages';
 
 export type { ApprovalMode };
 export type BoundaryType = 'shell' | 'edit' | 'denied_tool' | 'unknown_tool' | 'path' | 'limit';

@@ -1,6 +1,6 @@
 // Predicts the user's next input with one forked model call, then filters it (suggestionFilter).
 // The fork is injected: the session passes one that reuses the main chat's cached prefix.
-import type { AssistantMessage, ChatMessage } from '../chat/messages';
+import type { AssistantMessage, ChatMessage } from '../messages';
 import type { Usage } from '../llm/llmClient';
 import { filterSuggestion, type FilterReason } from './suggestionFilter';
 

@@ -1,6 +1,6 @@
 // The model port: one streamed chat completion with tools. The OpenAI-compatible implementation
 // lives beside it; tests pass the scripted server's URL or a fake of this interface.
-import type { AssistantMessage, ChatMessage, ToolDefinition } from '../chat/messages';
+import type { AssistantMessage, ChatMessage, ToolDefinition } from '../messages';
 
 export interface ChatRequest {
   model: string;

@@ -1,6 +1,6 @@
 // Builds the JSON body of a streamed /chat/completions request from a ChatRequest: our stored
 // messages are copied (never mutated), provider extras (cache marks, thinking switch) added here.
-import type { ChatMessage, ToolDefinition } from '../chat/messages';
+import type { ChatMessage, ToolDefinition } from '../messages';
 import type { ChatRequest } from './llmClient';
 
 export type PrefixCaching = 'none' | 'dashscope';

@@ -1,6 +1,6 @@
 // Folds the chunks of a streamed chat completion into LlmEvents and the final assistant message:
 // text and reasoning deltas pass through, tool-call fragments are assembled by their index.
-import type { AssistantMessage, ToolCall } from '../chat/messages';
+import type { AssistantMessage, ToolCall } from '../messages';
 import type { LlmEvent, Usage } from './llmClient';
 
 interface PartialToolCall {

@@ -1,6 +1,6 @@
 // Turns the raw arguments string a model streamed for a tool call into an object, or into an
 // error text the agent loop sends back to the model (malformed JSON must never crash a turn).
-import type { ToolArgs } from '../tools/types';
+import type { ToolArgs } from '../messages';
 
 export type ParsedToolArguments = { ok: true; args: ToolArgs } | { ok: false; error: string };
 

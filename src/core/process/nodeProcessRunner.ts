@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import type { ProcessRunner } from '../tools/types';
+import type { ProcessRunner } from './processRunner';
 
 export interface NodeProcessRunnerOptions {
   /**

@@ -5,7 +5,7 @@ import { realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { isWithin } from '../fs/paths';
 import { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv } from '../shell/gitEnv';
-import type { ProcessRunner } from '../tools/types';
+import type { ProcessRunner } from './processRunner';
 
 /** Used when no entry of the PATH survives; an empty PATH would mean "the working directory". */
 const FALLBACK_PATH_ENTRIES = ['/usr/local/bin', '/usr/bin', '/bin'];

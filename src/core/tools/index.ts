@@ -1,6 +1,6 @@
 // The tool set the agent offers (TOOLS.md), in its fixed order, and the path check the speculation
 // gate runs before letting a call execute.
-import type { ToolDefinition } from '../chat/messages';
+import type { ToolArgs, ToolDefinition } from '../messages';
 import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
 import { agentTool } from './agent';
 import { askUserQuestionTool } from './askUserQuestion';
@@ -15,12 +15,12 @@ import { createShellTool, type ShellToolOptions } from './runShellCommand';
 import { saveMemoryTool } from './saveMemory';
 import { skillTool } from './skill';
 import { todoWriteTool } from './todoWrite';
-import type { Tool, ToolArgs, ToolName } from './types';
+import type { Tool, ToolName } from './types';
 import { createWebFetchTool, type WebFetchOptions } from './webFetch';
 import { webSearchTool } from './webSearch';
 import { writeFileTool } from './writeFile';
 
-export type { Tool, ToolArgs, ToolContext, ToolKind, ToolName, ToolResult } from './types';
+export type { Tool, ToolContext, ToolKind, ToolName, ToolResult } from './types';
 export type { ShellToolOptions } from './runShellCommand';
 export type { WebFetchOptions } from './webFetch';
 

@@ -1,8 +1,8 @@
 // What every tool shares: reading and checking arguments, placing paths inside the workspace, and
 // turning the errors a tool can meet into results the model can act on (a tool never throws).
-import type { JsonSchema } from '../chat/messages';
+import type { JsonSchema, ToolArgs } from '../messages';
 import { FileNotFoundError, PathOutsideWorkspaceError } from '../fs/workspaceFs';
-import type { Tool, ToolArgs, ToolContext, ToolKind, ToolName, ToolResult } from './types';
+import type { Tool, ToolContext, ToolKind, ToolName, ToolResult } from './types';
 
 /** A tool argument of the wrong type or value; becomes a failed result naming the argument. */
 export class ToolArgumentError extends Error {

@@ -1,7 +1,8 @@
 // What a tool is: its fixed definition (TOOLS.md), its kind for approvals and the speculation
 // gate, and an execute function over the ports in ToolContext. Tools never touch node:fs directly.
-import type { ToolDefinition } from '../chat/messages';
+import type { ToolArgs, ToolDefinition } from '../messages';
 import type { WorkspaceFs } from '../fs/workspaceFs';
+import type { ProcessRunner } from '../process/processRunner';
 
 export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction';
 
@@ -24,8 +25,6 @@ export type ToolName =
   | 'skill'
   | 'exit_plan_mode';
 
-export type ToolArgs = Record<string, unknown>;
-
 export interface ToolResult {
   /** false when the call failed; `output` then explains the failure to the model. */
   ok: boolean;
@@ -33,14 +32,6 @@ export interface ToolResult {
   output: string;
   /** Workspace-relative paths this call wrote, renamed or deleted. */
   filesChanged?: string[];
-}
-
-/** Runs a shell command; the VS Code side and the CLI pass a real one, tests may pass fakes. */
-export interface ProcessRunner {
-  run(
-    command: string,
-    options: { cwd: string; timeoutMs: number; maxOutputBytes: number; signal?: AbortSignal; env?: Record<string, string> },
-  ): Promise<{ exitCode: number | null; signal: string | null; output: string; truncated: boolean; timedOut: boolean }>;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */

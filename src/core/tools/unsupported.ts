@@ -1,6 +1,6 @@
 // Shared shape of the tools this version offers by name but does not implement: they check their
 // arguments and answer honestly, with what the model should do instead.
-import type { JsonSchema } from '../chat/messages';
+import type { JsonSchema } from '../messages';
 import type { Tool, ToolName } from './types';
 import { defineTool, failure, oneLine } from './toolSupport';
 

@@ -2,7 +2,8 @@
 // interaction tools, as TOOLS.md "Approval modes" states; plus "allow always" and its reach.
 import * as assert from 'node:assert/strict';
 import { ApprovalScheduler, type ApprovalMode } from '../../../src/core/chat/approvals';
-import type { ToolArgs, ToolKind } from '../../../src/core/tools/types';
+import type { ToolKind } from '../../../src/core/tools/types';
+import type { ToolArgs } from '../../../src/core/messages';
 
 const READ_ONLY_COMMANDS = new Set(['ls -la', 'git status']);
 

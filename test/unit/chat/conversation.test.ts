@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import { ApprovalScheduler, type ApprovalAnswer, type ApprovalMode, type ApprovalRequest } from '../../../src/core/chat/approvals';
 import { Conversation, type ConversationOptions } from '../../../src/core/chat/conversation';
 import type { ChatEvent } from '../../../src/core/chat/events';
-import type { ChatMessage } from '../../../src/core/chat/messages';
+import type { ChatMessage } from '../../../src/core/messages';
 import { toolRegistryFrom } from '../../../src/core/chat/toolRegistry';
 import { CacheSafeParamsStore } from '../../../src/core/followup/forkedQuery';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openAiCompatibleClient';

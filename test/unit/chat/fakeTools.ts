@@ -1,6 +1,6 @@
 // Small fake tools for the chat tests: each records its calls; behaviour is passed in per test.
-import type { ToolDefinition } from '../../../src/core/chat/messages';
-import type { Tool, ToolArgs, ToolContext, ToolKind, ToolName, ToolResult } from '../../../src/core/tools/types';
+import type { ToolArgs, ToolDefinition } from '../../../src/core/messages';
+import type { Tool, ToolContext, ToolKind, ToolName, ToolResult } from '../../../src/core/tools/types';
 import type { WorkspaceFs } from '../../../src/core/fs/workspaceFs';
 
 export interface FakeTool extends Tool {

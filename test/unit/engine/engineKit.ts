@@ -3,7 +3,7 @@
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ChatMessage } from '../../../src/core/chat/messages';
+import type { ChatMessage } from '../../../src/core/messages';
 import type { FollowupClock, TimerHandle } from '../../../src/core/followup/followupState';
 import { CacheSafeParamsStore, type CacheSafeParams } from '../../../src/core/followup/forkedQuery';
 import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';

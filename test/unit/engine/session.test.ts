@@ -2,11 +2,11 @@
 // promoted, with conflicts), abort by typing or new chat, and the prefix cache shared by all forks.
 import * as assert from 'node:assert/strict';
 import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/approvals';
-import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/chat/messages';
+import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/messages';
 import { SUGGESTION_DELAY_MS, ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { PrefixCaching } from '../../../src/core/llm/requestBody';
-import { isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
+import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
 import { ChatSession, type SessionConfig, type SessionEvent } from '../../../src/core/session';
 import type { RecordedRequest, ScriptedReply } from '../../fixtures/scriptedServer';
 import { FakeClock, isFork, isSuggestionRequest, makeWorld, MODEL, stepOf, taskOf, taskScript, waitUntil, type EngineWorld } from './engineKit';

@@ -2,9 +2,9 @@
 // workspace services and overlay on a temp workspace. Each test checks what a user would notice.
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/chat/messages';
+import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/messages';
 import { MAX_SPECULATION_TURNS, type SpeculationEvent, type SpeculationSnapshot } from '../../../src/core/followup/speculation';
-import { isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
+import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
 import { allStrings, fileEntry, makeWorld, OUTSIDE_SECRET, treeSnapshot, waitUntil, wireMessages, type EngineWorld } from './engineKit';
 
 const HISTORY: ChatMessage[] = [

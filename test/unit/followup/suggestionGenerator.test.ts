@@ -1,6 +1,6 @@
 // The next-input prediction: when it is asked for, what is sent, how replies are read and judged.
 import * as assert from 'node:assert/strict';
-import type { ChatMessage } from '../../../src/core/chat/messages';
+import type { ChatMessage } from '../../../src/core/messages';
 import type { Usage } from '../../../src/core/llm/llmClient';
 import {
   SUGGESTION_PROMPT,

@@ -1,7 +1,7 @@
 // The OpenAI-compatible client against the scripted server: streaming, tool-call assembly, abort,
 // retries, timeouts, error texts, DashScope cache marks and the thinking switch.
 import * as assert from 'node:assert/strict';
-import type { ChatMessage, ToolDefinition } from '../../../src/core/chat/messages';
+import type { ChatMessage, ToolDefinition } from '../../../src/core/messages';
 import { LlmError, type ChatRequest, type LlmEvent } from '../../../src/core/llm/llmClient';
 import { OpenAiCompatibleClient, type OpenAiCompatibleClientOptions } from '../../../src/core/llm/openAiCompatibleClient';
 import { ScriptedServer } from '../../fixtures/scriptedServer';

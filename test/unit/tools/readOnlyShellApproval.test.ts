@@ -7,7 +7,7 @@ import { chmod, mkdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import * as path from 'node:path';
 import { ApprovalScheduler, type ApprovalMode, type ApprovalRequest } from '../../../src/core/chat/approvals';
 import { Conversation } from '../../../src/core/chat/conversation';
-import type { ChatMessage } from '../../../src/core/chat/messages';
+import type { ChatMessage } from '../../../src/core/messages';
 import { makeWorld, MODEL, type EngineWorld } from '../engine/engineKit';
 
 const FILES = { 'f.txt': 'one\n', 'g.txt': 'same\n' };

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { NodeProcessRunner } from '../../../src/core/process/nodeProcessRunner';
 import { readOnlyShellEnv, sanitisedPath } from '../../../src/core/process/readOnlyShellEnv';
 import { runShellCommandTool } from '../../../src/core/tools/runShellCommand';
-import type { ProcessRunner } from '../../../src/core/tools/types';
+import type { ProcessRunner } from '../../../src/core/process/processRunner';
 import { makeWorkspace, type TempWorkspace } from './workspaceFixture';
 
 type RunCall = { command: string; options: Parameters<ProcessRunner['run']>[1] };

@@ -3,7 +3,7 @@ import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { NodeProcessRunner } from '../../../src/core/process/nodeProcessRunner';
 import { createShellTool, runShellCommandTool } from '../../../src/core/tools/runShellCommand';
-import type { ProcessRunner } from '../../../src/core/tools/types';
+import type { ProcessRunner } from '../../../src/core/process/processRunner';
 import { addEscapes, escapingPaths, makeWorkspace, type TempWorkspace } from './workspaceFixture';
 
 describe('run_shell_command tool', () => {

@@ -1,7 +1,7 @@
 // Pairing repair before speculated messages join the main chat: nothing dangles, nothing is invented.
 import * as assert from 'node:assert/strict';
-import type { ChatMessage } from '../../../src/core/chat/messages';
-import { ensureToolResultPairing, isToolResultPairingValid } from '../../../src/core/followup/toolPairing';
+import type { ChatMessage } from '../../../src/core/messages';
+import { ensureToolResultPairing, isToolResultPairingValid } from '../../../src/core/messages/pairing';
 
 const call = (id: string, name = 'read_file') => ({ id, type: 'function' as const, function: { name, arguments: '{}' } });
 

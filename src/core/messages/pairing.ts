@@ -1,6 +1,6 @@
 // Tool-call / tool-result pairing: before speculated messages join the main conversation, every
 // tool call must have exactly one result right after its assistant message, and no result may dangle.
-import type { AssistantMessage, ChatMessage, ToolMessage } from '../chat/messages';
+import type { AssistantMessage, ChatMessage, ToolMessage } from './index';
 
 /**
  * Returns a repaired copy: tool calls without a result are removed from their assistant message,

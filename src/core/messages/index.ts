@@ -1,5 +1,5 @@
-// The conversation's message types: the OpenAI chat format, typed, with nothing provider-specific.
-// Stored history always holds real workspace paths; no overlay path may ever appear here.
+// The ground floor: the message vocabulary every layer speaks (the OpenAI chat format, typed, nothing
+// provider-specific). Stored history always holds real workspace paths; never an overlay path.
 
 export interface SystemMessage {
   role: 'system';
@@ -30,6 +30,9 @@ export interface ToolMessage {
 }
 
 export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+/** The parsed arguments of a tool call. */
+export type ToolArgs = Record<string, unknown>;
 
 /** JSON Schema subset used for tool parameters. */
 export interface JsonSchema {
