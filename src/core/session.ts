@@ -137,7 +137,7 @@ export class ChatSession {
       toolContext: this.options.toolContext,
       approvals: this.approvals,
       prompter,
-      cacheStore: this.cacheStore,
+      onSettled: (request) => this.cacheStore.save(request),
       ...(history ? { history } : {}),
     });
     conversation.subscribe((event) => this.emit({ type: 'chat', event }));

@@ -149,7 +149,7 @@ describe('CacheSafeParams', () => {
         toolContext: { fs: unusedFs },
         approvals: new ApprovalScheduler({ mode: 'yolo', isReadOnly: async () => false }),
         prompter: { request: async () => 'allow' },
-        cacheStore: store,
+        onSettled: (request) => store.save(request),
         temperature: 0.3,
       });
       server.setScript([

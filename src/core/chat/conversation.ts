@@ -1,7 +1,6 @@
 // One chat: its typed history and the agent loop (stream → run tool calls → send results → until
 // the model stops calling tools), cancellable at any point, publishing ChatEvents for the UI.
 import { isToolResultPairingValid } from '../messages/pairing';
-import type { CacheSafeParamsStore } from '../followup/forkedQuery';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import type { Tool, ToolContext, ToolResult } from '../tools/types';
@@ -22,8 +21,11 @@ export interface ConversationOptions {
   toolContext: ToolContext;
   approvals: ApprovalScheduler;
   prompter: ApprovalPrompter;
-  /** Receives the CacheSafeParams after each successful turn; cleared by reset(). */
-  cacheStore?: CacheSafeParamsStore;
+  /**
+   * Told after each turn that ended with an answer (and after appended messages that end with one):
+   * what the last request sent, plus the reply. Forks replay exactly this (the session keeps it).
+   */
+  onSettled?: (request: SettledRequest) => void;
   temperature?: number;
   /** Sent as ChatRequest.thinking; unset leaves the provider's default. */
   thinking?: boolean;
@@ -37,6 +39,16 @@ export interface TurnOptions {
 }
 
 export type AppendResult = { ok: true } | { ok: false; reason: string };
+
+/** The last request of a settled turn as it was sent (after the system message), with the reply. */
+export interface SettledRequest {
+  systemPrompt: string;
+  tools: ToolDefinition[];
+  temperature?: number;
+  /** The history the request sent, then the reply it got. */
+  history: readonly ChatMessage[];
+  model: string;
+}
 
 export class Conversation {
   private readonly history: ChatMessage[];
@@ -113,8 +125,8 @@ export class Conversation {
 
   /**
    * Adds messages produced elsewhere (an accepted speculation). They must keep every tool call
-   * paired with its result. When they end with a final answer, the CacheSafeParams are saved as
-   * after a turn, so the next fork starts from the accepted conversation.
+   * paired with its result. When they end with a final answer the conversation settles as after a
+   * turn (onSettled), so the next fork starts from the accepted conversation.
    */
   appendMessages(messages: readonly ChatMessage[]): AppendResult {
     if (this.busy) return { ok: false, reason: 'A turn is running; wait for it or abort it first.' };
@@ -125,15 +137,14 @@ export class Conversation {
     }
     this.history.push(...structuredClone([...messages]));
     const last = this.history[this.history.length - 1];
-    if (last?.role === 'assistant' && !last.tool_calls?.length) this.saveCacheParams(this.options.tools.definitions());
+    if (last?.role === 'assistant' && !last.tool_calls?.length) this.settle(this.options.tools.definitions());
     return { ok: true };
   }
 
-  /** New chat: empty history, no CacheSafeParams, no "allow always" grants. */
+  /** New chat: empty history, no "allow always" grants. */
   reset(): void {
     this.abort();
     this.history.length = 0;
-    this.options.cacheStore?.clear();
     this.options.approvals.resetGrants();
   }
 
@@ -183,7 +194,7 @@ export class Conversation {
         this.emit({ type: 'assistant_message', message: structuredClone(answer) });
         const calls = answer.tool_calls ?? [];
         if (calls.length === 0) {
-          this.saveCacheParams(tools);
+          this.settle(tools);
           this.emit({ type: 'turn_done', message: structuredClone(answer), usage: { ...usage } });
           return { status: 'done', message: structuredClone(answer), usage };
         }
@@ -297,8 +308,8 @@ export class Conversation {
     return { status: 'error', kind, message, usage };
   }
 
-  private saveCacheParams(tools: ToolDefinition[]): void {
-    this.options.cacheStore?.save({
+  private settle(tools: ToolDefinition[]): void {
+    this.options.onSettled?.({
       systemPrompt: this.systemPrompt,
       tools,
       ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
