@@ -5,11 +5,11 @@ import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
 import type { ChatMessage } from './messages';
 import type { ToolRegistry } from './chat/toolRegistry';
+import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './followup/acceptance';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
 import { CacheSafeParamsStore, runForkedQuery } from './followup/forkedQuery';
 import {
   startSpeculation,
-  type ApplyResult,
   type Speculation,
   type SpeculationEvent,
   type SpeculationOverlay,
@@ -74,16 +74,7 @@ export type SessionEvent =
   | { type: 'conflicts'; runId: string; conflicts: { path: string; reason: string }[] }
   | { type: 'notice'; text: string };
 
-export type ConflictChoice = 'overwrite' | 'keep-mine';
-
-interface PendingAccept {
-  speculation: Speculation;
-  applied: string[];
-  unresolved: Map<string, string>;
-  overwrite: string[];
-  keep: string[];
-  alreadyRendered: boolean;
-}
+export type { ConflictChoice } from './followup/acceptance';
 
 export class ChatSession {
   private config: SessionConfig;
@@ -99,7 +90,8 @@ export class ChatSession {
   /** The chat input holds a draft (the webview reports only that, never the text). */
   private userTyping = false;
   private approvalPending = false;
-  private pendingAccept: PendingAccept | undefined;
+  /** An accept waiting for the user's answers to its conflicts. */
+  private pendingAccept: SpeculationAcceptance | undefined;
   private promoted: Speculation | undefined;
   /** An accepted run whose pipelined suggestion was still being predicted at Tab. */
   private pipelineSource: Speculation | undefined;
@@ -421,47 +413,15 @@ export class ChatSession {
   }
 
   private async applyAccepted(speculation: Speculation, alreadyRendered: boolean): Promise<void> {
-    let result: ApplyResult;
-    try {
-      result = await speculation.apply();
-    } catch (error) {
-      // Fail open: nothing half-applied is injected; the suggestion runs live instead.
-      this.log(`apply failed: ${String(error)}`);
-      this.emit({ type: 'notice', text: `Could not apply the speculated changes (${error instanceof Error ? error.message : String(error)}); running the request live instead.` });
-      await this.discardSpeculation(speculation);
-      await this.runTurn(() => this.conversation.send(speculation.suggestion));
-      return;
-    }
-    if (result.conflicts.length > 0) {
-      this.pendingAccept = {
-        speculation,
-        applied: result.applied,
-        unresolved: new Map(result.conflicts.map((c) => [c.path, c.reason])),
-        overwrite: [],
-        keep: [],
-        alreadyRendered,
-      };
-      this.emit({ type: 'conflicts', runId: speculation.id, conflicts: result.conflicts.map((c) => ({ path: c.path, reason: c.message ?? c.reason })) });
-      return;
-    }
-    await this.finishAccept(speculation, result.applied, [], alreadyRendered);
+    const acceptance = new SpeculationAcceptance(speculation, alreadyRendered, { inject: (messages) => this.conversation.appendMessages(messages) });
+    await this.afterAcceptStep(acceptance, await acceptance.start());
   }
 
   /** The user's answer for one conflicting file; when none is left the accept completes. */
   async resolveConflict(path: string, choice: ConflictChoice): Promise<void> {
     const pending = this.pendingAccept;
-    if (!pending || !pending.unresolved.has(path)) return;
-    pending.unresolved.delete(path);
-    (choice === 'overwrite' ? pending.overwrite : pending.keep).push(path);
-    if (pending.unresolved.size > 0) return;
-    let applied = pending.applied;
-    if (pending.overwrite.length > 0) {
-      const forced = await pending.speculation.apply({ overwrite: pending.overwrite, skip: [...pending.keep, ...pending.applied] });
-      applied = [...applied, ...forced.applied];
-      for (const conflict of forced.conflicts) if (!pending.keep.includes(conflict.path)) pending.keep.push(conflict.path);
-    }
-    this.pendingAccept = undefined;
-    await this.finishAccept(pending.speculation, applied, pending.keep, pending.alreadyRendered);
+    if (!pending || !pending.waitsFor(path)) return;
+    await this.afterAcceptStep(pending, await pending.resolve(path, choice));
   }
 
   /** Conflicts pending: the caller may abandon the accept (nothing more is written). */
@@ -469,34 +429,44 @@ export class ChatSession {
     return this.pendingAccept !== undefined;
   }
 
-  private async finishAccept(speculation: Speculation, applied: string[], notApplied: string[], alreadyRendered: boolean): Promise<void> {
-    const snapshot = speculation.snapshot();
-    const messages = speculation.messagesForInjection(notApplied);
-    const appended = this.conversation.appendMessages(messages);
-    if (!appended.ok) {
-      this.log(`could not inject speculated messages: ${appended.reason}`);
-      this.emit({ type: 'notice', text: `The speculated turns could not join the chat (${appended.reason}); running the request live.` });
-      await this.discardSpeculation(speculation);
-      await this.runTurn(() => this.conversation.send(speculation.suggestion));
-      return;
+  private async afterAcceptStep(acceptance: SpeculationAcceptance, step: AcceptStep): Promise<void> {
+    const speculation = acceptance.speculation;
+    switch (step.kind) {
+      case 'waiting':
+        return;
+      case 'conflicts':
+        this.pendingAccept = acceptance;
+        this.emit({ type: 'conflicts', runId: speculation.id, conflicts: step.conflicts });
+        return;
+      case 'run_live':
+        this.pendingAccept = undefined;
+        this.log(step.why);
+        this.emit({ type: 'notice', text: step.notice });
+        await this.discardSpeculation(speculation);
+        await this.runTurn(() => this.conversation.send(speculation.suggestion));
+        return;
+      case 'injected':
+        this.pendingAccept = undefined;
+        await this.finishAccept(speculation, step.run, acceptance.alreadyRendered);
     }
-    const timeSavedMs = speculation.timeSavedMs();
-    this.options.stats?.recordTimeSaved(timeSavedMs);
-    const continuesLive = snapshot.status === 'boundary';
+  }
+
+  private async finishAccept(speculation: Speculation, run: AcceptedRun, alreadyRendered: boolean): Promise<void> {
+    this.options.stats?.recordTimeSaved(run.timeSavedMs);
     this.emit({
       type: 'speculation_accepted',
       runId: speculation.id,
       suggestion: speculation.suggestion,
-      messages,
-      toolCalls: snapshot.toolCalls.filter((record) => record.executed),
-      applied,
-      notApplied,
-      timeSavedMs,
+      messages: run.messages,
+      toolCalls: run.toolCalls,
+      applied: run.applied,
+      notApplied: run.notApplied,
+      timeSavedMs: run.timeSavedMs,
       alreadyRendered,
-      continuesLive,
+      continuesLive: run.continuesLive,
     });
     await this.discardSpeculation(speculation);
-    if (continuesLive && this.conversation.canResume()) {
+    if (run.continuesLive && this.conversation.canResume()) {
       // The boundary call goes through approval as usual from here on.
       this.lastTurn = 'completed';
       await this.runTurn(() => this.conversation.resume());
@@ -504,8 +474,8 @@ export class ChatSession {
     }
     this.saveParamsAfterInjection();
     this.lastTurn = 'completed';
-    if (snapshot.pipelinedSuggestion) this.followup.set(snapshot.pipelinedSuggestion, { immediate: true });
-    else if (snapshot.status === 'completed') void this.showPipelinedWhenKnown(speculation);
+    if (run.snapshot.pipelinedSuggestion) this.followup.set(run.snapshot.pipelinedSuggestion, { immediate: true });
+    else if (run.snapshot.status === 'completed') void this.showPipelinedWhenKnown(speculation);
   }
 
   /**
@@ -550,7 +520,7 @@ export class ChatSession {
     const pending = this.pendingAccept;
     if (pending) {
       this.pendingAccept = undefined;
-      this.emit({ type: 'notice', text: `Accept cancelled: ${pending.applied.length} file(s) had been applied; the rest were left as they are.` });
+      this.emit({ type: 'notice', text: pending.cancelledNotice() });
       await this.discardSpeculation(pending.speculation);
       return;
     }
