@@ -47,7 +47,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   private constructor(readonly root: string, spelledRoot: string, options: NodeWorkspaceFsOptions) {
     this.aliases = spelledRoot !== root ? [spelledRoot] : [];
-    this.ripgrepPath = options.ripgrepPath === undefined ? findExecutable('rg') : (options.ripgrepPath ?? undefined);
+    this.ripgrepPath = options.ripgrepPath === undefined ? findExecutable('rg', [root]) : (options.ripgrepPath ?? undefined);
     this.maxSearchFileBytes = options.maxSearchFileBytes ?? MAX_SEARCH_FILE_BYTES;
   }
 
