@@ -2,25 +2,19 @@
 // folder itself (fastest; flags set so it skips exactly what our own walk skips), or over a list of
 // files our walk chose (for the cases its ignore rules cannot express). ripgrep only ever reads.
 import { spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
-import * as path from 'node:path';
+import { findProgram } from '../process/programs';
 import type { SearchMatch } from './workspaceFs';
 import { clipLine, compareMatches, SearchPatternError } from './textSearch';
 import { ALWAYS_SKIPPED_DIRS } from './treeWalk';
 
-/** Finds an executable on PATH, or undefined. */
-export function findExecutable(name: string, searchPath = process.env.PATH ?? ''): string | undefined {
-  for (const dir of searchPath.split(path.delimiter)) {
-    if (dir === '') continue;
-    const candidate = path.join(dir, name);
-    try {
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here; keep looking
-    }
-  }
-  return undefined;
+/**
+ * Finds an executable on this process's PATH by absolute path, or undefined. Relative and empty
+ * entries, and entries in `excluded` (the workspace), are skipped: the PATH the editor was started
+ * with may hold `./bin` or a direnv's `node_modules/.bin`, and a search must not run the workspace's
+ * own `rg`.
+ */
+export function findExecutable(name: string, excluded: readonly string[] = [], searchPath = process.env.PATH ?? ''): string | undefined {
+  return findProgram(name, { pathValue: searchPath, excluded });
 }
 
 /**

@@ -1,19 +1,28 @@
 // The environment a shell command runs in when it runs only because the classifier judged it
-// read-only: git's configurable programs switched off, and a PATH through which no program name can
-// resolve to a file the workspace (and so the model) controls.
-import { realpath } from 'node:fs/promises';
+// read-only: an allowlist of the session's variables (no secrets), git's configurable programs
+// switched off, and a PATH through which no program name can resolve to a workspace file.
 import * as path from 'node:path';
 import { isWithin } from '../fs/paths';
+import { isHarmlessAssignment } from '../shell/environment';
 import { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv } from '../shell/gitEnv';
 import type { ProcessRunner } from './processRunner';
+import { findProgram, safeSearchPath } from './programs';
 
-/** Used when no entry of the PATH survives; an empty PATH would mean "the working directory". */
-const FALLBACK_PATH_ENTRIES = ['/usr/local/bin', '/usr/bin', '/bin'];
 /** A PATH that finds nothing: only commands named by absolute path can run. */
 const NOTHING_PATH = '/nonexistent/no-safe-path';
 /** Listing filter settings reads config files only; a query that hangs is not waited for. */
 const FILTER_QUERY_TIMEOUT_MS = 10_000;
 const FILTER_QUERY_MAX_BYTES = 256 * 1024;
+
+/**
+ * The variables a command run without approval keeps from the session: who and where the user is,
+ * and how text is formatted. Everything else (API keys, tokens, SSH agent sockets, proxies,
+ * LD_PRELOAD, NODE_OPTIONS, GIT_DIR, RUSTUP_TOOLCHAIN, whatever a direnv or the editor added) is
+ * left out: an allowlist, because no denylist can know every secret's name.
+ */
+const KEPT_AS_IS = ['HOME', 'USER', 'LOGNAME'];
+/** Kept when the value is a plain name (isHarmlessAssignment): a locale with a slash names files. */
+const KEPT_IF_PLAIN = ['LANG', 'LANGUAGE', 'LC_ALL', 'LC_COLLATE', 'LC_CTYPE', 'LC_MESSAGES', 'LC_NUMERIC', 'LC_TIME', 'TZ'];
 
 export interface ReadOnlyShellEnvRequest {
   /** The environment the command would otherwise get. */
@@ -34,27 +43,21 @@ export type ReadOnlyShellEnvResult = { ok: true; env: Record<string, string> } |
  * entries that do not exist (nothing can be run from them today, and one might appear later).
  */
 export async function sanitisedPath(value: string | undefined, workspaceRoot: string): Promise<string> {
-  const keep = async (entries: readonly string[]): Promise<string[]> => {
-    const kept: string[] = [];
-    for (const entry of entries) {
-      if (!path.isAbsolute(entry)) continue;
-      const absolute = path.resolve(entry);
-      if (isWithin(workspaceRoot, absolute)) continue;
-      let real: string;
-      try {
-        real = await realpath(absolute);
-      } catch {
-        continue;
-      }
-      // The resolved form is what runs, so a symlink swapped later cannot redirect the lookup.
-      if (!isWithin(workspaceRoot, real) && !kept.includes(real)) kept.push(real);
-    }
-    return kept;
-  };
-  const kept = await keep((value ?? '').split(':'));
-  if (kept.length > 0) return kept.join(':');
-  const fallback = await keep(FALLBACK_PATH_ENTRIES);
-  return fallback.length > 0 ? fallback.join(':') : NOTHING_PATH;
+  const kept = safeSearchPath(value, [workspaceRoot]);
+  return kept.length > 0 ? kept.join(path.delimiter) : NOTHING_PATH;
+}
+
+/**
+ * The allowlisted part of `env` (see KEPT_AS_IS), with TERM=dumb and a TMPDIR only when it lies
+ * outside the workspace. PATH is set separately.
+ */
+export function cleanEnvironment(env: Record<string, string>, workspaceRoot: string): Record<string, string> {
+  const clean: Record<string, string> = { TERM: 'dumb' };
+  for (const key of KEPT_AS_IS) if (env[key] !== undefined && env[key] !== '') clean[key] = env[key];
+  for (const key of KEPT_IF_PLAIN) if (env[key] !== undefined && isHarmlessAssignment(key, env[key])) clean[key] = env[key];
+  const tmp = env.TMPDIR;
+  if (tmp && path.isAbsolute(tmp) && !isWithin(workspaceRoot, path.resolve(tmp))) clean.TMPDIR = tmp;
+  return clean;
 }
 
 /** Quotes one word for bash -c. */
@@ -64,24 +67,22 @@ function shellWord(word: string): string {
 
 /**
  * The environment for a command that runs on the read-only verdict alone (the classifier's
- * author requires it for the verdict to hold): gitNeutralisingEnv with the repository's filter
- * drivers switched off too, a sanitised PATH, and no variables that make bash run a file or a
- * function before or instead of the command. Fails (closed) when the filter settings cannot be
- * listed completely.
+ * author requires it for the verdict to hold): the clean environment, gitNeutralisingEnv with the
+ * repository's filter drivers switched off too, and a sanitised PATH. Fails (closed) when the
+ * filter settings cannot be listed completely. Without git on that PATH no git can run, so there
+ * is nothing to list.
  */
 export async function readOnlyShellEnv(request: ReadOnlyShellEnvRequest): Promise<ReadOnlyShellEnvResult> {
-  const env: Record<string, string> = {};
-  for (const [key, value] of Object.entries(request.env)) {
-    // BASH_ENV/ENV name a file bash -c sources first (a relative one is read from the workspace);
-    // BASH_FUNC_* are exported functions that would replace the command the classifier checked.
-    if (key === 'BASH_ENV' || key === 'ENV' || key.startsWith('BASH_FUNC_')) continue;
-    env[key] = value;
-  }
+  // Not inherited, so neither BASH_ENV/ENV (a file bash -c sources first) nor BASH_FUNC_* (exported
+  // functions that would replace the command the classifier checked) can reach the command.
+  const env = cleanEnvironment(request.env, request.workspaceRoot);
   env.PATH = await sanitisedPath(request.env.PATH, request.workspaceRoot);
 
-  // The query itself runs with the neutralising environment and the sanitised PATH: git config
-  // runs no configured program, and `git` cannot be a workspace file.
-  const query = `git ${GIT_FILTER_SETTINGS_QUERY.map(shellWord).join(' ')} 2>/dev/null`;
+  // The query itself runs with the neutralising environment, and git by absolute path from that
+  // PATH: git config runs no configured program, and `git` cannot be a workspace file.
+  const git = findProgram('git', { pathValue: env.PATH, excluded: [request.workspaceRoot] });
+  if (!git) return { ok: true, env: { ...env, ...gitNeutralisingEnv() } };
+  const query = `${shellWord(git)} ${GIT_FILTER_SETTINGS_QUERY.map(shellWord).join(' ')} 2>/dev/null`;
   let listed: Awaited<ReturnType<ProcessRunner['run']>>;
   try {
     listed = await request.processRunner.run(query, {

@@ -1,5 +1,7 @@
 // grep_search through both search backends, and lsp with and without an editor behind it.
 import * as assert from 'node:assert/strict';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../../src/core/fs/nodeWorkspaceFs';
 import { findExecutable } from '../../../src/core/fs/ripgrep';
@@ -62,6 +64,30 @@ describe('grep_search and lsp tools', () => {
       }
       const everything = await grepSearchTool.execute({ pattern: 'outside' }, ws.context());
       assert.ok(!everything.output.includes(SECRET));
+    });
+
+    it('never starts an rg the workspace planted on the PATH it was started with', async () => {
+      const marker = path.join(ws.outside, 'planted-rg-ran');
+      const planted = `#!/bin/sh\necho ran > '${marker}'\n`;
+      for (const dir of ['bin', 'node_modules/.bin', '']) {
+        await mkdir(path.join(ws.root, dir), { recursive: true });
+        await writeFile(path.join(ws.root, dir, 'rg'), planted);
+        await chmod(path.join(ws.root, dir, 'rg'), 0o755);
+      }
+      const saved = process.env.PATH;
+      // As a direnv or a project's terminal profile could have left it for the editor.
+      process.env.PATH = ['bin', '.', '', path.join(ws.root, 'node_modules/.bin'), saved ?? '/usr/bin'].join(':');
+      let fs: NodeWorkspaceFs;
+      try {
+        fs = await NodeWorkspaceFs.open(ws.root);
+      } finally {
+        process.env.PATH = saved;
+      }
+      assert.equal(fs.searchBackend, 'ripgrep', 'the system rg is found');
+      const result = await grepSearchTool.execute({ pattern: 'documented' }, { fs });
+      assert.equal(result.output, '1 match in 1 file for /documented/:\ndocs/notes.md\n  1: parse is documented here');
+      assert.equal(existsSync(marker), false, 'the planted rg did not run');
+      assert.equal(findExecutable('rg', [ws.root], `bin:.:${path.join(ws.root, 'bin')}`), findExecutable('rg', [], '/nonexistent'), 'only system folders are left to search');
     });
 
     it('explains an invalid pattern and bad arguments', async () => {

@@ -92,7 +92,7 @@ describe('read-only shell environment', () => {
 
       assert.equal(fake.calls.length, 1);
       const query = fake.calls[0];
-      assert.match(query.command, /^git 'config' '--name-only' '--get-regexp' /);
+      assert.match(query.command, /^'\/[^']*\/git' 'config' '--name-only' '--get-regexp' /, 'git by absolute path');
       assert.equal(query.options.cwd, ws.root);
       assert.equal(query.options.env?.['GIT_CONFIG_KEY_0'], 'core.fsmonitor');
       assert.ok(!(query.options.env?.PATH ?? '').split(':').includes('.'), 'the query cannot run a workspace git');
@@ -109,6 +109,38 @@ describe('read-only shell environment', () => {
       assert.ok(result.ok);
       assert.deepEqual(Object.keys(result.env).filter((key) => /^(BASH_ENV|ENV|BASH_FUNC_)/.test(key)), []);
       assert.equal(result.env.LANG, 'C');
+    });
+
+    it('keeps only an allowlist of the session\'s variables: no tokens, keys, agent sockets or loader settings', async () => {
+      const session = {
+        PATH: '/usr/bin:/bin',
+        HOME: '/home/x',
+        USER: 'x',
+        LANG: 'en_US.UTF-8',
+        LC_ALL: '../../evil/locale',
+        TZ: 'Europe/Paris',
+        TMPDIR: path.join(ws.root, 'tmp'),
+        OPENAI_API_KEY: 'sk-secret',
+        GITHUB_TOKEN: 'ghp_secret',
+        AWS_SECRET_ACCESS_KEY: 'aws-secret',
+        SPECULATE_API_KEY: 'key',
+        SSH_AUTH_SOCK: '/tmp/agent.sock',
+        LD_PRELOAD: './evil.so',
+        NODE_OPTIONS: '--require ./evil.js',
+        GIT_DIR: '/elsewhere/.git',
+        GIT_EXTERNAL_DIFF: './evil.sh',
+        RUSTUP_TOOLCHAIN: './toolchain',
+        GOFLAGS: '-toolexec=./evil',
+        PYTHONSTARTUP: './evil.py',
+        http_proxy: 'http://proxy.invalid',
+      };
+      const result = await readOnlyShellEnv({ env: session, workspaceRoot: ws.root, cwd: ws.root, processRunner: scriptedRunner({ exitCode: 1 }) });
+      assert.ok(result.ok);
+      const own = Object.keys(result.env).filter((key) => !/^GIT_CONFIG_(COUNT|KEY_\d+|VALUE_\d+)$/.test(key) && !['GIT_PAGER', 'PAGER', 'GIT_OPTIONAL_LOCKS', 'GIT_TERMINAL_PROMPT', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_ASKPASS'].includes(key));
+      assert.deepEqual(own.sort(), ['HOME', 'LANG', 'PATH', 'TERM', 'TZ', 'USER']);
+      assert.equal(result.env.TERM, 'dumb');
+      assert.equal(result.env.LANG, 'en_US.UTF-8');
+      assert.ok(!Object.values(result.env).some((value) => /secret|evil|agent\.sock|proxy\.invalid/.test(value)), JSON.stringify(result.env));
     });
 
     it('refuses when the filter settings cannot be listed completely', async () => {
@@ -138,6 +170,16 @@ describe('read-only shell environment', () => {
 
       const safe = await runShellCommandTool.execute({ command: 'ls a.txt; cat a.txt' }, ws.context({ processRunner: runner, shellEnv, approvedAsReadOnly: true }));
       assert.deepEqual(safe, { ok: true, output: 'Exit code: 0\nOutput:\na.txt\nalpha' });
+    });
+
+    it('printenv shows none of the session\'s secrets', async () => {
+      const shellEnv = { OPENAI_API_KEY: 'sk-live-secret', ANTHROPIC_API_KEY: 'secret-2', SSH_AUTH_SOCK: '/tmp/agent' };
+      const trapped = await runShellCommandTool.execute({ command: 'printenv; env; export -p' }, ws.context({ processRunner: runner, shellEnv }));
+      assert.match(trapped.output, /sk-live-secret/, 'the trap is real: an approved command sees the session');
+      const safe = await runShellCommandTool.execute({ command: 'printenv; env; export -p; set; declare -p' }, ws.context({ processRunner: runner, shellEnv, approvedAsReadOnly: true }));
+      assert.equal(safe.ok, true);
+      assert.doesNotMatch(safe.output, /sk-live-secret|secret-2|agent/);
+      assert.match(safe.output, /^PATH=/m);
     });
 
     it('does not source a BASH_ENV file from the workspace', async () => {
