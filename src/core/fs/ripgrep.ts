@@ -2,7 +2,7 @@
 // folder itself (fastest; flags set so it skips exactly what our own walk skips), or over a list of
 // files our walk chose (for the cases its ignore rules cannot express). ripgrep only ever reads.
 import { spawn } from 'node:child_process';
-import { findProgram } from '../process/programs';
+import { findProgram } from './programSearch';
 import type { SearchMatch } from './workspaceFs';
 import { clipLine, compareMatches, SearchPatternError } from './textSearch';
 import { ALWAYS_SKIPPED_DIRS } from './treeWalk';

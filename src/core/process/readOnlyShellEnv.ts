@@ -6,7 +6,7 @@ import { isWithin } from '../fs/paths';
 import { isHarmlessAssignment } from '../shell/environment';
 import { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv } from '../shell/gitEnv';
 import type { ProcessRunner } from './processRunner';
-import { findProgram, safeSearchPath } from './programs';
+import { findProgram, safeSearchPath } from '../fs/programSearch';
 
 /** A PATH that finds nothing: only commands named by absolute path can run. */
 const NOTHING_PATH = '/nonexistent/no-safe-path';
