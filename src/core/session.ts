@@ -353,9 +353,11 @@ export class ChatSession {
     this.speculation = undefined;
     this.unsubscribeSpeculation?.();
     this.unsubscribeSpeculation = undefined;
-    const wasRunning = speculation.snapshot().status === 'running';
+    // Thrown away before Tab, still running or already finished: to the user both are an abort.
+    // (A failed run was counted as failed; an accepted one never comes here.)
+    const status = speculation.snapshot().status;
     await speculation.abort();
-    if (wasRunning) this.options.stats?.recordSpeculationAborted();
+    if (status === 'running' || status === 'completed' || status === 'boundary') this.options.stats?.recordSpeculationAborted();
     this.log(`speculation ${speculation.id} aborted: ${why}`);
     this.emit({ type: 'speculation', snapshot: null });
   }
@@ -368,8 +370,8 @@ export class ChatSession {
   async acceptSuggestion(method: Exclude<AcceptMethod, 'right'>): Promise<void> {
     if (this.turnRunning || this.pendingAccept) return;
     const text = this.followup.accept(method);
+    // Counted once, by the follow-up controller's 'accepted' outcome (stats.recordOutcome).
     if (text === null) return;
-    this.options.stats?.recordAccepted(method);
     const speculation = this.speculation;
     if (!speculation || speculation.suggestion !== text) {
       await this.submit(text);

@@ -1,100 +1,12 @@
 // ChatSession end to end: main turns, the suggestion, its speculation, accept (completed, boundary,
 // promoted, with conflicts), abort by typing or new chat, and the prefix cache shared by all forks.
 import * as assert from 'node:assert/strict';
-import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/approvals';
 import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/messages';
-import { SUGGESTION_DELAY_MS, ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
-import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
-import type { PrefixCaching } from '../../../src/core/llm/requestBody';
+import { ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
 import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
-import { ChatSession, type SessionConfig, type SessionEvent } from '../../../src/core/session';
 import type { RecordedRequest, ScriptedReply } from '../../fixtures/scriptedServer';
-import { FakeClock, isFork, isSuggestionRequest, makeWorld, MODEL, stepOf, taskOf, taskScript, waitUntil, type EngineWorld } from './engineKit';
-
-const GREET = 'export function greet(name: string) {\n  return `Helo, ${name}`;\n}\n';
-const FILES = { 'src/greet.ts': GREET, 'README.md': '# greet\n' };
-
-/** Two answered main turns: the earliest point at which a suggestion is predicted. */
-const WARMUP: Record<string, ScriptedReply[]> = {
-  hello: [{ text: 'Hi! What shall we work on?' }],
-  'show me src/greet.ts': [{ toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }] }, { text: 'It exports greet(name).' }],
-};
-
-interface SessionWorld {
-  world: EngineWorld;
-  session: ChatSession;
-  clock: FakeClock;
-  events: SessionEvent[];
-  approvals: ApprovalRequest[];
-}
-
-type Accepted = Extract<SessionEvent, { type: 'speculation_accepted' }>;
-
-async function makeSession(
-  turns: Record<string, ScriptedReply[]>,
-  suggestions: Record<string, string>,
-  options: { config?: Partial<SessionConfig>; answer?: ApprovalAnswer; suggestionReply?: Partial<ScriptedReply>; files?: Record<string, string>; prefixCaching?: PrefixCaching } = {},
-): Promise<SessionWorld> {
-  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {});
-  const clock = new FakeClock();
-  const events: SessionEvent[] = [];
-  const approvals: ApprovalRequest[] = [];
-  const { services } = world;
-  const session = new ChatSession({
-    llm: world.llm,
-    config: {
-      model: MODEL,
-      fastModel: '',
-      approvalMode: 'auto-edit',
-      suggestionsEnabled: true,
-      speculationEnabled: true,
-      maxTurns: 20,
-      maxMessages: 100,
-      ...options.config,
-    },
-    systemPrompt: services.systemPrompt,
-    tools: services.tools,
-    toolContext: services.toolContext,
-    prompter: {
-      request: async (request) => {
-        approvals.push(request);
-        return options.answer ?? 'allow';
-      },
-    },
-    classifyShell: services.classifyShell,
-    createOverlay: services.createOverlay,
-    clock,
-  });
-  session.subscribe((event) => events.push(event));
-  return { world, session, clock, events, approvals };
-}
-
-/** Runs the two warm-up turns and shows the predicted suggestion (the fake clock skips the delay). */
-async function warmUpAndShow(s: SessionWorld, expected: string, speculates = true): Promise<void> {
-  assert.equal((await s.session.submit('hello'))?.status, 'done');
-  assert.equal((await s.session.submit('show me src/greet.ts'))?.status, 'done');
-  await waitUntil(() => s.clock.pendingTimers > 0, 'the suggestion to be predicted');
-  assert.equal(s.session.visibleSuggestion, null, 'not shown before the delay');
-  s.clock.advance(SUGGESTION_DELAY_MS);
-  assert.equal(s.session.visibleSuggestion, expected);
-  if (speculates) assert.equal(s.session.currentSpeculation?.suggestion, expected, 'speculation starts when the suggestion shows');
-}
-
-/** Waits for the final status event of the run on `suggestion` (sent once its pipelined suggestion is known). */
-async function runEnd(s: SessionWorld, suggestion: string): Promise<SpeculationSnapshot> {
-  let found: SpeculationSnapshot | undefined;
-  await waitUntil(() => {
-    for (const event of s.events) {
-      if (event.type === 'speculation' && event.snapshot?.suggestion === suggestion && event.snapshot.status !== 'running') found = event.snapshot;
-    }
-    return found !== undefined;
-  }, `the speculation of "${suggestion}" to end`);
-  return found!;
-}
-
-function accepted(s: SessionWorld): Accepted[] {
-  return s.events.filter((e): e is Accepted => e.type === 'speculation_accepted');
-}
+import { isFork, isSuggestionRequest, stepOf, taskOf, taskScript, waitUntil } from './engineKit';
+import { accepted, FILES, GREET, makeSession, runEnd, WARMUP, warmUpAndShow, type SessionWorld } from './sessionKit';
 
 /** The canonical prompt without its last message: what a later request can share with it. */
 function withoutLastMessage(prompt: string): string {
