@@ -1,18 +1,17 @@
 // The environment a shell command runs in when it runs only because the classifier judged it
 // read-only: an allowlist of the session's variables (no secrets), git's configurable programs
 // switched off, and a PATH through which no program name can resolve to a workspace file.
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { isWithin } from '../fs/paths';
 import { isHarmlessAssignment } from '../shell/environment';
-import { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv } from '../shell/gitEnv';
-import type { ProcessRunner } from './processRunner';
+import { gitNeutralisingEnv } from '../shell/gitEnv';
 import { findProgram, safeSearchPath } from '../fs/programSearch';
+import { gitWrapperDir } from './gitWrapper';
+import { BASH_LOCATIONS } from './nodeProcessRunner';
 
 /** A PATH that finds nothing: only commands named by absolute path can run. */
 const NOTHING_PATH = '/nonexistent/no-safe-path';
-/** Listing filter settings reads config files only; a query that hangs is not waited for. */
-const FILTER_QUERY_TIMEOUT_MS = 10_000;
-const FILTER_QUERY_MAX_BYTES = 256 * 1024;
 
 /**
  * The variables a command run without approval keeps from the session: who and where the user is,
@@ -29,10 +28,6 @@ export interface ReadOnlyShellEnvRequest {
   env: Record<string, string>;
   /** Absolute, symlink-resolved workspace root. */
   workspaceRoot: string;
-  /** The command's working directory: the repository whose filter settings count. */
-  cwd: string;
-  processRunner: ProcessRunner;
-  signal?: AbortSignal;
 }
 
 export type ReadOnlyShellEnvResult = { ok: true; env: Record<string, string> } | { ok: false; reason: string };
@@ -60,48 +55,32 @@ export function cleanEnvironment(env: Record<string, string>, workspaceRoot: str
   return clean;
 }
 
-/** Quotes one word for bash -c. */
-function shellWord(word: string): string {
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
-
 /**
  * The environment for a command that runs on the read-only verdict alone (the classifier's
- * author requires it for the verdict to hold): the clean environment, gitNeutralisingEnv with the
- * repository's filter drivers switched off too, and a sanitised PATH. Fails (closed) when the
- * filter settings cannot be listed completely. Without git on that PATH no git can run, so there
- * is nothing to list.
+ * author requires it for the verdict to hold): the clean environment, gitNeutralisingEnv, and a
+ * sanitised PATH with git's safe wrapper (gitWrapper.ts) in front. Fails (closed) when the wrapper
+ * cannot be put where the model cannot change it. Without git on that PATH no git can run, so no
+ * wrapper is needed.
  */
 export async function readOnlyShellEnv(request: ReadOnlyShellEnvRequest): Promise<ReadOnlyShellEnvResult> {
   // Not inherited, so neither BASH_ENV/ENV (a file bash -c sources first) nor BASH_FUNC_* (exported
   // functions that would replace the command the classifier checked) can reach the command.
-  const env = cleanEnvironment(request.env, request.workspaceRoot);
-  env.PATH = await sanitisedPath(request.env.PATH, request.workspaceRoot);
-
-  // The query itself runs with the neutralising environment, and git by absolute path from that
-  // PATH: git config runs no configured program, and `git` cannot be a workspace file.
-  const git = findProgram('git', { pathValue: env.PATH, excluded: [request.workspaceRoot] });
-  if (!git) return { ok: true, env: { ...env, ...gitNeutralisingEnv() } };
-  const query = `${shellWord(git)} ${GIT_FILTER_SETTINGS_QUERY.map(shellWord).join(' ')} 2>/dev/null`;
-  let listed: Awaited<ReturnType<ProcessRunner['run']>>;
-  try {
-    listed = await request.processRunner.run(query, {
-      cwd: request.cwd,
-      timeoutMs: FILTER_QUERY_TIMEOUT_MS,
-      maxOutputBytes: FILTER_QUERY_MAX_BYTES,
-      ...(request.signal ? { signal: request.signal } : {}),
-      env: { ...env, ...gitNeutralisingEnv() },
-    });
-  } catch (error) {
-    return { ok: false, reason: `the repository's git filter settings could not be listed (${error instanceof Error ? error.message : String(error)})` };
-  }
-  if (listed.timedOut || listed.exitCode === null) {
-    return { ok: false, reason: "listing the repository's git filter settings did not finish" };
-  }
-  if (listed.truncated) {
-    return { ok: false, reason: 'the repository configures more git filters than can be switched off' };
-  }
-  // Exit code 1 means "no filters"; any other failure (no git, a broken config) stops the
-  // command's own git the same way before it could run a filter.
-  return { ok: true, env: { ...env, ...gitNeutralisingEnv(listed.output.split('\n')) } };
+  const env: Record<string, string> = {
+    ...cleanEnvironment(request.env, request.workspaceRoot),
+    ...gitNeutralisingEnv(),
+    // git looks for a repository no higher than the workspace (a home folder under git, say).
+    GIT_CEILING_DIRECTORIES: path.dirname(request.workspaceRoot),
+  };
+  const searchPath = await sanitisedPath(request.env.PATH, request.workspaceRoot);
+  env.PATH = searchPath;
+  const excluded = [request.workspaceRoot];
+  const git = findProgram('git', { pathValue: searchPath, excluded });
+  if (!git) return { ok: true, env };
+  const grep = findProgram('grep', { pathValue: searchPath, excluded });
+  const bash = BASH_LOCATIONS.find((candidate) => existsSync(candidate));
+  if (!grep || !bash) return { ok: false, reason: `git's safe wrapper needs ${bash ? 'grep' : 'bash'}, which was not found` };
+  const wrapper = await gitWrapperDir({ git, bash, grep }, request.workspaceRoot);
+  if (!wrapper.ok) return wrapper;
+  env.PATH = `${wrapper.dir}${path.delimiter}${searchPath}`;
+  return { ok: true, env };
 }

@@ -121,6 +121,8 @@ function resolveCommandName(word: Arg | undefined): string | ShellVerdict {
   if (slash < 0) return name;
   const dir = name.slice(0, slash) || '/';
   const base = name.slice(slash + 1);
+  // git must be found on the PATH, where the read-only environment puts its safe wrapper first.
+  if (base === 'git' && SYSTEM_BIN_DIRS.has(dir)) return refuse('command', `${name} skips the safe git wrapper; write git`);
   if (SYSTEM_BIN_DIRS.has(dir) && base !== '') return base;
   return refuse('command', `${name} runs a program by path`);
 }

@@ -1,7 +1,8 @@
 // git: only subcommands that read the repository, with the options that write (--output), run
-// programs from repository config (external diff, textconv, pager, gpg) or change refs refused.
-// Diffs need --no-ext-diff/--no-textconv because per-driver programs cannot be switched off through
-// the environment (see gitEnv.ts); the checks below ask for those flags where git would run them.
+// programs (--ext-diff, --textconv, a pager, gpg, merge drivers), or render a submodule's patches
+// in a child git refused. What the repository's own config and attributes can make git run is
+// switched off by the environment and git wrapper these commands run with
+// (src/core/process/gitWrapper.ts has the rule), so plain git diff/show/log -p/blame are fine.
 import type { CommandRule } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
 import type { Arg } from './words';
@@ -29,6 +30,8 @@ interface GitArgs {
   operands: Arg[];
   /** Words after "--" (paths). */
   paths: Arg[];
+  /** Every word before "--", in order (options with separate values keep their place). */
+  words: string[];
 }
 
 type SubcommandRule = (args: GitArgs, sub: string) => ShellVerdict;
@@ -72,7 +75,7 @@ function checkDirectory(dir: Arg | undefined): ShellVerdict {
 }
 
 function splitArgs(args: readonly Arg[], sub: string): GitArgs | { verdict: ShellVerdict } {
-  const result: GitArgs = { options: [], operands: [], paths: [] };
+  const result: GitArgs = { options: [], operands: [], paths: [], words: [] };
   let afterDashes = false;
   for (const arg of args) {
     if (afterDashes) {
@@ -82,9 +85,11 @@ function splitArgs(args: readonly Arg[], sub: string): GitArgs | { verdict: Shel
     if (arg.kind !== 'literal') {
       if (arg.mayBeOption) return { verdict: refuse('git', `git ${sub}: an argument only known at run time may be an option`) };
       result.operands.push(arg);
+      result.words.push(arg.value);
       continue;
     }
     const value = arg.value;
+    if (value !== '--') result.words.push(value);
     if (value.includes('%G')) return { verdict: refuse('git', 'the %G format placeholders run gpg') };
     if (value === '--') {
       afterDashes = true;
@@ -109,45 +114,42 @@ const has = (args: GitArgs, ...names: string[]) => args.options.some((option) =>
 const hasPrefix = (args: GitArgs, ...prefixes: string[]) =>
   args.options.some((option) => prefixes.some((prefix) => option.startsWith(prefix)));
 
-/** Options that make log/show/diff compute file contents (patches, pickaxe, line ranges). */
-function producesPatch(args: GitArgs): boolean {
-  if (has(args, '-p', '-u', '--patch', '--patch-with-stat', '--patch-with-raw', '--cc', '-c', '--dd', '--remerge-diff', '-W', '--function-context', '--binary')) {
-    return true;
+/**
+ * Options that make git run a program the wrapper's flags cannot reach: --remerge-diff (and
+ * --diff-merges=remerge) re-merges every merge commit, running the repository's merge drivers and
+ * writing temporary objects; --submodule=diff renders a submodule's patches in a child git, where
+ * the submodule's own diff.external and textconv would run.
+ */
+function runsUnreachedProgram(args: GitArgs, sub: string): ShellVerdict {
+  for (const option of args.options) {
+    const [name, value] = option.startsWith('--') ? [option.slice(2).split('=')[0], option.slice(option.indexOf('=') + 1)] : ['', ''];
+    if (name === 'remerge-diff' || (name === 'diff-merges' && option.includes('=') && /^r(emerge)?$/.test(value))) {
+      return refuse('git', `git ${sub} --remerge-diff re-merges commits, which runs the repository's merge drivers`);
+    }
+    if (name === 'submodule' && option.includes('=') && value === 'diff') {
+      return refuse('git', `git ${sub} --submodule=diff runs the submodule's own diff programs`);
+    }
   }
-  if (hasPrefix(args, '-U', '--unified', '-S', '-G', '-L', '--pickaxe', '--find-object', '--word-diff', '--color-words')) return true;
-  // A cluster of short options (-pw) may hide one of the above.
-  return args.options.some((option) => /^-[A-Za-z]{2,}/.test(option) && /[puUSGLWc]/.test(option.slice(1)));
-}
-
-/** Output formats that show no file contents. */
-function onlySummaries(args: GitArgs): boolean {
-  return (
-    has(args, '--numstat', '--shortstat', '--name-only', '--name-status', '--summary', '--raw', '-s', '--no-patch', '--compact-summary') ||
-    hasPrefix(args, '--stat', '--dirstat')
-  );
-}
-
-function needsFlags(args: GitArgs, sub: string, flags: readonly string[]): ShellVerdict {
-  const missing = flags.filter((flag) => !has(args, flag));
-  if (missing.length === 0) return OK;
-  return refuse('git', `git ${sub} may run diff programs from the repository config; add ${flags.join(' ')}`);
+  // --diff-merges may also take its value as the next word.
+  const words = args.words;
+  for (let i = 0; i + 1 < words.length; i++) {
+    if (words[i] === '--diff-merges' && /^r(emerge)?$/.test(words[i + 1])) return refuse('git', `git ${sub} --diff-merges remerge runs the repository's merge drivers`);
+  }
+  return OK;
 }
 
 const anything: SubcommandRule = () => OK;
 
-const diff: SubcommandRule = (args, sub) =>
-  producesPatch(args) || !onlySummaries(args) ? needsFlags(args, sub, ['--no-ext-diff', '--no-textconv']) : OK;
+const diff: SubcommandRule = runsUnreachedProgram;
+const log: SubcommandRule = runsUnreachedProgram;
+const show: SubcommandRule = runsUnreachedProgram;
+const blame: SubcommandRule = () => OK;
 
-const log: SubcommandRule = (args, sub) => (producesPatch(args) ? needsFlags(args, sub, ['--no-textconv']) : OK);
-
-const show: SubcommandRule = (args, sub) => {
-  // `git show rev:path` prints a blob or tree as stored, without textconv.
-  const onlyBlobs = args.operands.length > 0 && args.operands.every((operand) => operand.kind === 'literal' && operand.value.includes(':'));
-  const content = producesPatch(args) || (!onlySummaries(args) && !onlyBlobs);
-  return content ? needsFlags(args, sub, ['--no-textconv']) : OK;
+/** status -v shows a diff, with textconv (status takes no --no-textconv). */
+const status: SubcommandRule = (args) => {
+  const verbose = args.options.some((option) => /^-[A-Za-z]*v/.test(option) || (option.startsWith('--') && option.length > 2 && 'verbose'.startsWith(option.slice(2).split('=')[0])));
+  return verbose ? refuse('git', 'git status -v shows a diff through the repository\'s textconv programs') : OK;
 };
-
-const blame: SubcommandRule = (args, sub) => needsFlags(args, sub, ['--no-textconv']);
 
 const grep: SubcommandRule = (args) =>
   args.options.some((option) => /^-[A-Za-z]*O/.test(option)) ? refuse('git', 'git grep -O opens files in a pager program') : OK;
@@ -236,13 +238,15 @@ const config: SubcommandRule = (args, sub) => {
 /** git stash list / git stash show; everything else (including plain `git stash`) changes files. */
 const stash: SubcommandRule = (args, sub) => {
   const action = args.operands[0]?.value;
-  if (action === 'list') return OK;
-  if (action === 'show') return producesPatch(args) ? needsFlags(args, `${sub} show`, ['--no-ext-diff', '--no-textconv']) : OK;
+  if (action === 'list') return runsUnreachedProgram(args, `${sub} list`);
+  if (action === 'show') return runsUnreachedProgram(args, `${sub} show`);
   return refuse('git', 'git stash (other than list and show) changes the working tree');
 };
 
 /** git reflog [show|exists|list] [ref]: expire/delete/drop rewrite the reflog. */
-const reflog: SubcommandRule = (args) => {
+const reflog: SubcommandRule = (args, sub) => {
+  const unreached = runsUnreachedProgram(args, sub);
+  if (!unreached.readOnly) return unreached;
   const first = args.operands[0];
   if (!first) return OK;
   const word = first.value;
@@ -251,7 +255,7 @@ const reflog: SubcommandRule = (args) => {
 };
 
 const SUBCOMMANDS: Readonly<Record<string, SubcommandRule>> = {
-  status: anything,
+  status: status,
   log: log,
   whatchanged: log,
   shortlog: log,

@@ -2,5 +2,5 @@
 // and the CLI shell-check command; plus the environment that neutralises git's program hooks.
 export { isShellCommandReadOnly } from './classify';
 export { configureShellParser, type ShellParserOptions } from './parser';
-export { GIT_FILTER_SETTINGS_QUERY, gitNeutralisingEnv } from './gitEnv';
+export { gitNeutralisingEnv } from './gitEnv';
 export type { ShellVerdict } from './verdict';

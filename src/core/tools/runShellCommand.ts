@@ -57,7 +57,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const cwd = toAbsolute(fs.root, dir);
       let env = environment(shellEnv);
       if (approvedAsReadOnly) {
-        const safe = await readOnlyShellEnv({ env, workspaceRoot: fs.root, cwd, processRunner, ...(signal ? { signal } : {}) });
+        const safe = await readOnlyShellEnv({ env, workspaceRoot: fs.root });
         if (signal?.aborted) return failure('The command was cancelled before it started.');
         if (!safe.ok) {
           return failure(`The command was not run: it may run without approval only in a safe environment, and ${safe.reason}. Ask the user to run it.`);

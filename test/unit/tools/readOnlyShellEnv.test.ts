@@ -2,7 +2,7 @@
 // relative to it, no start-up file or exported function, git's filter drivers named and switched
 // off, and no run at all when they cannot be listed.
 import * as assert from 'node:assert/strict';
-import { chmod, mkdir, realpath, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { NodeProcessRunner } from '../../../src/core/process/nodeProcessRunner';
 import { readOnlyShellEnv, sanitisedPath } from '../../../src/core/process/readOnlyShellEnv';
@@ -78,33 +78,43 @@ describe('read-only shell environment', () => {
   });
 
   describe('readOnlyShellEnv', () => {
-    it('switches off the filter drivers the query lists, with the query itself run neutralised', async () => {
-      const fake = scriptedRunner({ exitCode: 0, output: 'filter.lfs.clean\nfilter.evil.process\nnot.a.filter\n' });
-      const result = await readOnlyShellEnv({ env: { PATH: `.:${process.env.PATH ?? ''}`, HOME: '/home/x' }, workspaceRoot: ws.root, cwd: ws.root, processRunner: fake });
+    it('puts the safe git wrapper first on a PATH with no workspace entries, and overrides git\'s single program settings', async () => {
+      const result = await readOnlyShellEnv({ env: { PATH: `.:${ws.root}/bin:${process.env.PATH ?? ''}`, HOME: '/home/x' }, workspaceRoot: ws.root });
       assert.ok(result.ok);
       const env = result.env;
+      const entries = env.PATH.split(':');
+      assert.ok(!entries.some((entry) => !path.isAbsolute(entry) || entry.startsWith(ws.root)), env.PATH);
+      const wrapper = await readFile(path.join(entries[0], 'git'), 'utf8');
+      assert.match(wrapper, /^#!\/.*bash\n# Written by Speculate/);
+      assert.ok(wrapper.includes(`root='${ws.root}'`), 'the wrapper knows its workspace');
       const overrides = Array.from({ length: Number(env.GIT_CONFIG_COUNT) }, (_, i) => `${env[`GIT_CONFIG_KEY_${i}`]}=${env[`GIT_CONFIG_VALUE_${i}`]}`);
-      assert.ok(overrides.includes('filter.lfs.clean=') && overrides.includes('filter.evil.process='), overrides.join(' '));
-      assert.ok(overrides.includes('core.fsmonitor=false') && overrides.includes('core.hooksPath=/dev/null'));
-      assert.ok(!overrides.some((o) => o.startsWith('not.a.filter')));
+      for (const expected of ['core.fsmonitor=false', 'core.hooksPath=/dev/null', 'diff.autoRefreshIndex=false', 'diff.submodule=short']) {
+        assert.ok(overrides.includes(expected), `${expected} in ${overrides.join(' ')}`);
+      }
       assert.equal(env.HOME, '/home/x');
       assert.equal(env.GIT_PAGER, 'cat');
+      assert.equal(env.GIT_CONFIG_GLOBAL, '/dev/null');
+      assert.equal(env.GIT_CEILING_DIRECTORIES, path.dirname(ws.root));
+    });
 
-      assert.equal(fake.calls.length, 1);
-      const query = fake.calls[0];
-      assert.match(query.command, /^'\/[^']*\/git' 'config' '--name-only' '--get-regexp' /, 'git by absolute path');
-      assert.equal(query.options.cwd, ws.root);
-      assert.equal(query.options.env?.['GIT_CONFIG_KEY_0'], 'core.fsmonitor');
-      assert.ok(!(query.options.env?.PATH ?? '').split(':').includes('.'), 'the query cannot run a workspace git');
+    it('refuses when the wrapper would sit inside the workspace (TMPDIR in the workspace)', async () => {
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = path.join(ws.root, 'tmp');
+      await mkdir(process.env.TMPDIR);
+      try {
+        const result = await readOnlyShellEnv({ env: { PATH: process.env.PATH ?? '/usr/bin' }, workspaceRoot: ws.root });
+        assert.ok(!result.ok);
+        assert.match(result.reason, /temporary folder .* is inside the workspace/);
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+      }
     });
 
     it('leaves out variables that make bash run a file or a function before the command', async () => {
-      const fake = scriptedRunner({ exitCode: 1 });
       const result = await readOnlyShellEnv({
         env: { PATH: '/usr/bin:/bin', BASH_ENV: 'setup.sh', ENV: '.envrc', 'BASH_FUNC_ls%%': '() { echo hijacked; }', LANG: 'C' },
         workspaceRoot: ws.root,
-        cwd: ws.root,
-        processRunner: fake,
       });
       assert.ok(result.ok);
       assert.deepEqual(Object.keys(result.env).filter((key) => /^(BASH_ENV|ENV|BASH_FUNC_)/.test(key)), []);
@@ -134,28 +144,15 @@ describe('read-only shell environment', () => {
         PYTHONSTARTUP: './evil.py',
         http_proxy: 'http://proxy.invalid',
       };
-      const result = await readOnlyShellEnv({ env: session, workspaceRoot: ws.root, cwd: ws.root, processRunner: scriptedRunner({ exitCode: 1 }) });
+      const result = await readOnlyShellEnv({ env: session, workspaceRoot: ws.root });
       assert.ok(result.ok);
-      const own = Object.keys(result.env).filter((key) => !/^GIT_CONFIG_(COUNT|KEY_\d+|VALUE_\d+)$/.test(key) && !['GIT_PAGER', 'PAGER', 'GIT_OPTIONAL_LOCKS', 'GIT_TERMINAL_PROMPT', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_ASKPASS'].includes(key));
+      const own = Object.keys(result.env).filter((key) => !key.startsWith('GIT_') && key !== 'PAGER');
       assert.deepEqual(own.sort(), ['HOME', 'LANG', 'PATH', 'TERM', 'TZ', 'USER']);
       assert.equal(result.env.TERM, 'dumb');
       assert.equal(result.env.LANG, 'en_US.UTF-8');
       assert.ok(!Object.values(result.env).some((value) => /secret|evil|agent\.sock|proxy\.invalid/.test(value)), JSON.stringify(result.env));
     });
 
-    it('refuses when the filter settings cannot be listed completely', async () => {
-      const cases: Array<[Parameters<typeof scriptedRunner>[0], RegExp]> = [
-        [{ timedOut: true, exitCode: null }, /did not finish/],
-        [{ exitCode: null, signal: 'SIGKILL' }, /did not finish/],
-        [{ truncated: true, output: 'filter.a.clean\n' }, /more git filters than can be switched off/],
-        [new Error('spawn failed'), /could not be listed \(spawn failed\)/],
-      ];
-      for (const [reply, why] of cases) {
-        const result = await readOnlyShellEnv({ env: { PATH: '/usr/bin' }, workspaceRoot: ws.root, cwd: ws.root, processRunner: scriptedRunner(reply) });
-        assert.ok(!result.ok);
-        assert.match(result.reason, why);
-      }
-    });
   });
 
   describe('run_shell_command on a read-only verdict', () => {
@@ -191,14 +188,22 @@ describe('read-only shell environment', () => {
     });
 
     it('tells the model it did not run the command when the environment cannot be made safe', async () => {
-      const fake = scriptedRunner({ timedOut: true, exitCode: null });
-      const result = await runShellCommandTool.execute({ command: 'git status' }, ws.context({ processRunner: fake, approvedAsReadOnly: true }));
-      assert.equal(result.ok, false);
-      assert.match(result.output, /^The command was not run: .*did not finish\. Ask the user to run it\.$/);
-      assert.equal(fake.calls.length, 1, 'only the query ran, not the command');
+      const fake = scriptedRunner({ exitCode: 0 });
+      const saved = process.env.TMPDIR;
+      process.env.TMPDIR = path.join(ws.root, 'tmp');
+      await mkdir(process.env.TMPDIR);
+      try {
+        const result = await runShellCommandTool.execute({ command: 'git status' }, ws.context({ processRunner: fake, approvedAsReadOnly: true }));
+        assert.equal(result.ok, false);
+        assert.match(result.output, /^The command was not run: .*inside the workspace.*\. Ask the user to run it\.$/);
+        assert.equal(fake.calls.length, 0);
+      } finally {
+        if (saved === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = saved;
+      }
     });
 
-    it('runs a command the user approved without the query, in the environment it was given', async () => {
+    it('runs a command the user approved in the environment it was given', async () => {
       const fake = scriptedRunner({ exitCode: 0, output: 'ok' });
       await runShellCommandTool.execute({ command: 'git commit -m x' }, ws.context({ processRunner: fake, shellEnv: { PATH: '.:/usr/bin' } }));
       assert.equal(fake.calls.length, 1);
