@@ -5,18 +5,21 @@ import { lstat, mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/pr
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IgnoreStack, parseGitignore } from '../fs/gitignore';
+import { assertCreatableNames } from '../fs/paths';
 import { globToRegExp, literalPrefix } from '../fs/globMatch';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from '../fs/textSearch';
 import { ALWAYS_SKIPPED_DIRS, comparePaths, joinPath } from '../fs/treeWalk';
 import {
   FileNotFoundError,
   PathOutsideWorkspaceError,
+  SpecialFileError,
   type DirEntry,
   type FileStat,
   type GlobOptions,
   type SearchMatch,
   type SearchOptions,
   type WorkspaceFs,
+  type WriteOptions,
 } from '../fs/workspaceFs';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict } from './overlay/applyOverlay';
@@ -225,9 +228,10 @@ export class OverlayFs implements WorkspaceFs {
     });
   }
 
-  async writeFile(requested: string, data: Uint8Array | string): Promise<void> {
+  async writeFile(requested: string, data: Uint8Array | string, options: WriteOptions = {}): Promise<void> {
     await this.lock.exclusive(async () => {
       this.assertUsable();
+      options.signal?.throwIfAborted();
       const file = await this.resolve(requested);
       await this.writeMerged(file, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, undefined);
       this.emit([file]);
@@ -589,10 +593,16 @@ export class OverlayFs implements WorkspaceFs {
 
   private async assertWritable(file: string): Promise<void> {
     if (file === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
-    if ((await this.statMerged(file))?.type === 'directory') throw new Error(`${file} is a directory; give a file path.`);
-    for (const dir of ancestorsOf(file)) {
-      if ((await this.statMerged(dir))?.type === 'file') throw new Error(`Cannot write ${file}: ${dir} is a file, not a directory.`);
+    const info = await this.statMerged(file);
+    if (info?.type === 'directory') throw new Error(`${file} is a directory; give a file path.`);
+    if (info?.type === 'special') throw new SpecialFileError(file, 'special file');
+    let firstNew = info ? file.split('/').length : 0;
+    for (const [index, dir] of ancestorsOf(file).entries()) {
+      const above = await this.statMerged(dir);
+      if (above?.type === 'file' || above?.type === 'special') throw new Error(`Cannot write ${file}: ${dir} is a file, not a directory.`);
+      if (!info && above) firstNew = index + 1;
     }
+    assertCreatableNames(file, firstNew);
   }
 
   /** Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own). */
@@ -631,7 +641,7 @@ export class OverlayFs implements WorkspaceFs {
 
   /** A glob pattern relative to the workspace (absolute ones must point inside it). */
   private relativePattern(pattern: string): string {
-    let text = pattern.trim();
+    let text = pattern;
     if (path.isAbsolute(text)) {
       if (text !== this.root && !text.startsWith(`${this.root}/`)) throw new PathOutsideWorkspaceError(pattern, 'is an absolute pattern outside the workspace');
       text = text.slice(this.root.length).replace(/^\/+/, '');

@@ -1,23 +1,26 @@
 // The real workspace behind the WorkspaceFs port: node:fs under a realpath'd root, every path
 // re-checked against the workspace boundary, with glob and content search that honour .gitignore.
 import * as fs from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
+import { constants as fsConstants, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { IGNORE_FILE_NAMES } from './gitignore';
 import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
-import { isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
+import { specialKindOf } from './fileKind';
+import { assertCreatableNames, isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
 import { findExecutable, ripgrepFiles, ripgrepTree } from './ripgrep';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from './textSearch';
 import { comparePaths, joinPath, walkFiles, type TreeEntry, type TreeSource } from './treeWalk';
 import {
   FileNotFoundError,
   PathOutsideWorkspaceError,
+  SpecialFileError,
   type DirEntry,
   type FileStat,
   type GlobOptions,
   type SearchMatch,
   type SearchOptions,
   type WorkspaceFs,
+  type WriteOptions,
 } from './workspaceFs';
 
 export interface NodeWorkspaceFsOptions {
@@ -81,19 +84,55 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   async readFile(requested: string): Promise<Uint8Array> {
     const { relative, absolute } = await this.absolute(requested);
+    // A FIFO would block the read for ever and a device may never end: refused before opening.
+    await this.assertNotSpecial(relative, absolute);
+    let handle: fs.FileHandle;
     try {
-      return await fs.readFile(absolute);
+      // O_NONBLOCK: should a FIFO be swapped in after the check, opening it still returns at once.
+      handle = await fs.open(absolute, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY);
     } catch (error) {
       if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') throw new FileNotFoundError(relative);
       if (errorCode(error) === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
       throw error;
     }
+    try {
+      const info = await handle.stat();
+      if (info.isDirectory()) throw new Error(`${relative || '.'} is a directory, not a file.`);
+      const special = specialKindOf(info);
+      if (special) throw new SpecialFileError(relative, special);
+      return await handle.readFile();
+    } catch (error) {
+      if (errorCode(error) === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
+      throw error;
+    } finally {
+      await handle.close();
+    }
   }
 
-  async writeFile(requested: string, data: Uint8Array | string): Promise<void> {
+  /** Throws SpecialFileError when the path (symlinks followed) is a FIFO, socket or device; never opens it. */
+  private async assertNotSpecial(relative: string, absolute: string): Promise<void> {
+    const info = await fs.stat(absolute).catch(() => undefined);
+    const special = info && specialKindOf(info);
+    if (special) throw new SpecialFileError(relative, special);
+  }
+
+  /** Index of the first component of `relative` that does not exist yet (parts.length when all do). */
+  private async firstMissingComponent(relative: string): Promise<number> {
+    const parts = relative.split('/');
+    for (let index = parts.length; index > 0; index--) {
+      const exists = await fs.lstat(toAbsolute(this.root, parts.slice(0, index).join('/'))).then(() => true, () => false);
+      if (exists) return index;
+    }
+    return 0;
+  }
+
+  async writeFile(requested: string, data: Uint8Array | string, options: WriteOptions = {}): Promise<void> {
     const { relative, absolute } = await this.absolute(requested);
     if (relative === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
+    await this.assertNotSpecial(relative, absolute);
+    assertCreatableNames(relative, await this.firstMissingComponent(relative));
     await fs.mkdir(path.dirname(absolute), { recursive: true });
+    options.signal?.throwIfAborted();
     try {
       await fs.writeFile(absolute, data);
     } catch (error) {
@@ -106,7 +145,8 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const { absolute } = await this.absolute(requested);
     try {
       const info = await fs.stat(absolute);
-      return { type: info.isDirectory() ? 'directory' : 'file', size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777 };
+      const type = info.isDirectory() ? 'directory' : info.isFile() ? 'file' : 'special';
+      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777 };
     } catch (error) {
       if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
       throw error;
@@ -218,7 +258,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   /** A glob pattern relative to the workspace, or an error when it would reach outside it. */
   private relativePattern(pattern: string): { text: string; absolute: boolean } {
-    let text = pattern.trim();
+    let text = pattern;
     const absolute = path.isAbsolute(text);
     if (absolute) {
       const root = [this.root, ...this.aliases].find((candidate) => text === candidate || text.startsWith(candidate + '/'));
@@ -242,7 +282,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const start = await this.resolve(options.path ?? '');
     const startInfo = await this.stat(start);
     if (!startInfo) throw new FileNotFoundError(start || '.');
-    const glob = options.glob?.trim() ? options.glob.trim() : undefined;
+    const glob = options.glob === '' ? undefined : options.glob;
     const wanted = searchGlobFilter(glob, startInfo.type === 'directory' ? start : '');
 
     if (this.ripgrepPath && startInfo.type === 'directory') {
@@ -340,6 +380,7 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const source = await this.absolute(from);
     const target = await this.absolute(to);
     if (source.relative === '' || target.relative === '') throw new Error('Cannot rename the workspace folder itself.');
+    assertCreatableNames(target.relative, await this.firstMissingComponent(target.relative));
     await fs.mkdir(path.dirname(target.absolute), { recursive: true });
     try {
       await fs.rename(source.absolute, target.absolute);

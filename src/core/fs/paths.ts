@@ -3,7 +3,7 @@
 // before a path is accepted, and anything that ends up outside the workspace is refused.
 import { lstat, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
-import { PathOutsideWorkspaceError } from './workspaceFs';
+import { PathOutsideWorkspaceError, UnsafeNameError } from './workspaceFs';
 
 /** Converts an OS path below root into the workspace-relative POSIX form ('' = root). */
 export function toWorkspaceRelative(root: string, absolute: string): string {
@@ -36,10 +36,10 @@ async function lstatOrUndefined(target: string) {
 export async function resolveInsideWorkspace(realRoot: string, requested: string, aliases: readonly string[] = []): Promise<string> {
   if (typeof requested !== 'string') throw new PathOutsideWorkspaceError(String(requested), 'is not a path');
   if (requested.includes('\0')) throw new PathOutsideWorkspaceError(requested.replace(/\0/g, '\\0'), 'contains a NUL byte');
-  const trimmed = requested.trim();
-  if (trimmed === '' || trimmed === '.') return '';
+  // Used exactly as given: "a.txt " names a different file than "a.txt" (never trimmed).
+  if (requested === '' || requested === '.') return '';
 
-  let absolute = path.isAbsolute(trimmed) ? path.resolve(trimmed) : path.resolve(realRoot, trimmed);
+  let absolute = path.isAbsolute(requested) ? path.resolve(requested) : path.resolve(realRoot, requested);
   for (const alias of aliases) {
     const normalisedAlias = path.resolve(alias);
     if (normalisedAlias !== realRoot && isWithin(normalisedAlias, absolute)) {
@@ -77,4 +77,24 @@ export async function resolveInsideWorkspace(realRoot: string, requested: string
 /** Joins a workspace-relative POSIX path back onto the root. */
 export function toAbsolute(realRoot: string, relative: string): string {
   return relative === '' ? realRoot : path.join(realRoot, ...relative.split('/'));
+}
+
+/**
+ * Why a file or folder name should not be created from a model's path argument (leading or
+ * trailing whitespace, control characters): such a name is almost always a typo for another file,
+ * and is invisible in most views. Undefined when the name is fine. Existing names are used as they are.
+ */
+export function unsafeNewName(name: string): string | undefined {
+  if (name !== name.trim()) return 'begins or ends with whitespace';
+  if (/[\u0000-\u001f\u007f]/.test(name)) return 'contains a control character (such as a newline or tab)';
+  return undefined;
+}
+
+/** Refuses to create the components of `relative` from index `firstNew` on when a name is unsafe. */
+export function assertCreatableNames(relative: string, firstNew: number): void {
+  const parts = relative.split('/');
+  for (let index = Math.max(0, firstNew); index < parts.length; index++) {
+    const why = unsafeNewName(parts[index]);
+    if (why) throw new UnsafeNameError(relative, parts.slice(0, index + 1).join('/'), why);
+  }
 }

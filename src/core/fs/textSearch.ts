@@ -77,10 +77,11 @@ export function compareMatches(a: SearchMatch, b: SearchMatch): number {
  * searched directory.
  */
 export function searchGlobFilter(glob: string | undefined, searchRoot: string): (path: string) => boolean {
-  if (glob === undefined || glob.trim() === '') return () => true;
-  const trimmed = glob.trim().replace(/^\.\//, '');
-  const regex = globToRegExp(trimmed);
-  if (!trimmed.includes('/')) return (path) => regex.test(path.slice(path.lastIndexOf('/') + 1));
+  if (glob === undefined || glob === '') return () => true;
+  // Used as given (no trimming): " *.ts" is a different pattern from "*.ts".
+  const relative = glob.replace(/^\.\//, '');
+  const regex = globToRegExp(relative);
+  if (!relative.includes('/')) return (path) => regex.test(path.slice(path.lastIndexOf('/') + 1));
   const prefix = searchRoot === '' ? '' : `${searchRoot}/`;
   return (path) => regex.test(path) || (prefix !== '' && path.startsWith(prefix) && regex.test(path.slice(prefix.length)));
 }

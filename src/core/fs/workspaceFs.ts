@@ -4,8 +4,11 @@
 /** What a path is; symlinks are reported after resolution, so callers never see 'symlink'. */
 export type EntryType = 'file' | 'directory';
 
+/** What stat reports: also 'special' for FIFOs, sockets and devices, which no tool opens. */
+export type StatType = EntryType | 'special';
+
 export interface FileStat {
-  type: EntryType;
+  type: StatType;
   size: number;
   mtimeMs: number;
   /** POSIX permission bits, kept so an applied file keeps the original's mode. */
@@ -34,6 +37,11 @@ export interface GlobOptions {
   limit?: number;
 }
 
+export interface WriteOptions {
+  /** Checked right before anything is replaced: a call stopped (cancelled, timed out) writes nothing. */
+  signal?: AbortSignal;
+}
+
 export interface SearchOptions {
   /** Workspace-relative file or directory to search; defaults to the workspace root. */
   path?: string;
@@ -57,7 +65,7 @@ export interface WorkspaceFs {
    */
   resolve(path: string): Promise<string>;
   readFile(path: string): Promise<Uint8Array>;
-  writeFile(path: string, data: Uint8Array | string): Promise<void>;
+  writeFile(path: string, data: Uint8Array | string, options?: WriteOptions): Promise<void>;
   /** Undefined when nothing exists at the path. */
   stat(path: string): Promise<FileStat | undefined>;
   list(path: string): Promise<DirEntry[]>;
@@ -82,5 +90,23 @@ export class FileNotFoundError extends Error {
   constructor(readonly path: string) {
     super(`File not found: ${path}`);
     this.name = 'FileNotFoundError';
+  }
+}
+
+export type SpecialKind = 'fifo' | 'socket' | 'character device' | 'block device' | 'special file';
+
+/** A FIFO, socket or device: refused without being opened (opening a FIFO can block for ever). */
+export class SpecialFileError extends Error {
+  constructor(readonly path: string, readonly kind: SpecialKind) {
+    super(`${path || '.'} is a ${kind === 'fifo' ? 'named pipe (FIFO)' : kind}, not a regular file; only regular files can be read or written.`);
+    this.name = 'SpecialFileError';
+  }
+}
+
+/** A new file or folder name that is almost surely a typo (see paths.unsafeNewName); nothing was written. */
+export class UnsafeNameError extends Error {
+  constructor(readonly path: string, readonly component: string, why: string) {
+    super(`Refusing to create ${JSON.stringify(component)}: the name ${why}. Paths are used exactly as given; send the name without it.`);
+    this.name = 'UnsafeNameError';
   }
 }

@@ -1,6 +1,6 @@
 // edit: replaces an exact piece of text in a workspace file (or creates a file when old_string is
 // empty). When the text is not found or not unique, the error tells the model what to do instead.
-import { defineTool, failure, oneLine, success } from './toolSupport';
+import { defineTool, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 function countOccurrences(text: string, needle: string): number[] {
   const positions: number[] = [];
@@ -92,7 +92,7 @@ export const editTool = defineTool({
     const create = args.old_string === '' ? ' · create' : '';
     return `${oneLine(args.file_path)}${create}${all}`;
   },
-  async run(args, { fs }) {
+  async run(args, { fs, signal }) {
     const requested = args.string('file_path');
     let oldString = args.string('old_string', { allowEmpty: true });
     let newString = args.string('new_string', { allowEmpty: true });
@@ -103,17 +103,18 @@ export const editTool = defineTool({
 
     if (!info) {
       if (oldString !== '') return failure(`File not found: ${file}. To create it, call edit with an empty old_string (or use write_file).`);
-      await fs.writeFile(file, newString);
+      await fs.writeFile(file, newString, { signal });
       return success(`Created ${file}.`, [file]);
     }
     if (info.type === 'directory') return failure(`${file} is a directory; give the path of a file.`);
+    if (info.type === 'special') return specialFileRefusal(file, 'edit');
     const data = await fs.readFile(file);
     if (data.includes(0)) return failure(`Cannot edit ${file}: binary file, ${data.length} bytes.`);
     const content = Buffer.from(data).toString('utf8');
 
     if (oldString === '') {
       if (content !== '') return failure(`${file} already exists and is not empty; give the text to replace in old_string, or use write_file to replace the whole file.`);
-      await fs.writeFile(file, newString);
+      await fs.writeFile(file, newString, { signal });
       return success(`Wrote ${file}.`, [file]);
     }
     if (oldString === newString) return failure('old_string and new_string are the same; nothing would change.');
@@ -134,7 +135,7 @@ export const editTool = defineTool({
       );
     }
     const updated = replaceAll ? content.split(oldString).join(newString) : content.slice(0, positions[0]) + newString + content.slice(positions[0] + oldString.length);
-    await fs.writeFile(file, updated);
+    await fs.writeFile(file, updated, { signal });
     const firstLine = lineOf(content, positions[0]);
     const what = positions.length === 1 ? `1 occurrence (line ${firstLine})` : `${positions.length} occurrences (first at line ${firstLine})`;
     return success(`Edited ${file}: replaced ${what}.`, [file]);

@@ -1,5 +1,5 @@
 // glob: workspace files whose path matches a glob pattern, honouring .gitignore.
-import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
+import { defineTool, displayPath, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 export const GLOB_MAX_RESULTS = 1000;
 
@@ -26,6 +26,7 @@ export const globTool = defineTool({
     const cwd = await fs.resolve(requested ?? '');
     const info = await fs.stat(cwd);
     if (!info) return failure(`Directory not found: ${displayPath(cwd)}. Check the path.`);
+    if (info.type === 'special') return specialFileRefusal(cwd, 'glob');
     if (info.type !== 'directory') return failure(`${cwd} is a file, not a directory to search in.`);
     const found = await fs.glob(pattern, { cwd, limit: GLOB_MAX_RESULTS + 1 });
     const where = cwd === '' ? '' : ` in ${cwd}`;

@@ -1,6 +1,6 @@
 // list_directory: the entries of one workspace directory, directories first, with a `/` suffix.
 import { globToRegExp } from '../fs/globMatch';
-import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
+import { defineTool, displayPath, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 export const LIST_MAX_ENTRIES = 1000;
 
@@ -25,6 +25,7 @@ export const listDirectoryTool = defineTool({
     const dir = await fs.resolve(requested);
     const info = await fs.stat(dir);
     if (!info) return failure(`Directory not found: ${displayPath(dir)}. Check the path (glob can find files by name).`);
+    if (info.type === 'special') return specialFileRefusal(dir, 'list_directory');
     if (info.type !== 'directory') return failure(`${dir} is a file, not a directory; use read_file to read it.`);
     const entries = (await fs.list(dir)).filter((entry) => entry.name !== '.git' && !ignore.some((regex) => regex.test(entry.name)));
     if (entries.length === 0) return success(`Directory ${displayPath(dir)} is empty${ignore.length > 0 ? ' (after ignore patterns)' : ''}.`);

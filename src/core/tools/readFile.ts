@@ -1,6 +1,6 @@
 // read_file: the text of one workspace file, paged by lines. Output is the file's text as is (no
 // line-number prefixes), so the model can copy it into edit's old_string unchanged.
-import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
+import { defineTool, displayPath, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 /** Without an explicit limit, at most this many lines are returned… */
 export const READ_DEFAULT_LINES = 2000;
@@ -47,6 +47,7 @@ export const readFileTool = defineTool({
     const info = await fs.stat(file);
     if (!info) return failure(`File not found: ${displayPath(file)}. Check the path (glob or list_directory can find it).`);
     if (info.type === 'directory') return failure(`${displayPath(file)} is a directory; use list_directory to see what it contains.`);
+    if (info.type === 'special') return specialFileRefusal(file, 'read_file');
     if (info.size > READ_MAX_FILE_BYTES) {
       return failure(`${file} is too large to read (${formatSize(info.size)}); use grep_search to find the lines you need.`);
     }

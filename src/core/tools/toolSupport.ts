@@ -1,7 +1,7 @@
 // What every tool shares: reading and checking arguments, placing paths inside the workspace, and
 // turning the errors a tool can meet into results the model can act on (a tool never throws).
 import type { JsonSchema, ToolArgs } from '../messages';
-import { FileNotFoundError, PathOutsideWorkspaceError } from '../fs/workspaceFs';
+import { FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError, UnsafeNameError } from '../fs/workspaceFs';
 import type { Tool, ToolContext, ToolKind, ToolName, ToolResult } from './types';
 
 /** A tool argument of the wrong type or value; becomes a failed result naming the argument. */
@@ -85,6 +85,11 @@ export class ArgReader {
   }
 }
 
+/** A refusal for a FIFO, socket or device that a tool met (it is never opened). */
+export function specialFileRefusal(relative: string, tool: string): ToolResult {
+  return failure(`${displayPath(relative)} is not a regular file (a named pipe, socket or device); ${tool} only works on regular files and folders.`);
+}
+
 /** How a workspace-relative path is shown to the model and the user. */
 export function displayPath(relative: string): string {
   return relative === '' ? '.' : relative;
@@ -99,6 +104,65 @@ export function oneLine(value: unknown, max = 80): string {
 
 function isAbort(error: unknown, context: ToolContext): boolean {
   return context.signal?.aborted === true || (error instanceof Error && error.name === 'AbortError');
+}
+
+/**
+ * How long a file tool may take before it is stopped: a hung network mount or FUSE folder must not
+ * hold a turn (or a speculation) for ever. Shell and network tools have limits of their own; the
+ * interaction tools wait for the user.
+ */
+export const FILE_TOOL_TIME_LIMIT_MS = 60_000;
+
+function timeLimitOf(spec: ToolSpec, context: ToolContext): number | undefined {
+  if (spec.kind !== 'read' && spec.kind !== 'write') return undefined;
+  return context.toolTimeLimitMs ?? FILE_TOOL_TIME_LIMIT_MS;
+}
+
+/** Marks the signal reason of a call stopped by its time limit. */
+class TimeLimitReached extends Error {
+  constructor(readonly limitMs: number) {
+    super(`time limit of ${limitMs} ms reached`);
+    this.name = 'TimeLimitReached';
+  }
+}
+
+function timedOut(spec: ToolSpec, limitMs: number): ToolResult {
+  const seconds = limitMs >= 1000 ? `${Math.round(limitMs / 1000)} s` : `${limitMs} ms`;
+  const after = spec.kind === 'write' ? ' Nothing was written after it was stopped; read the file to see its state before trying again.' : ' The folder may be on a slow or unresponsive disk; try a narrower path.';
+  return failure(`${spec.name} did not finish within ${seconds} and was stopped.${after}`);
+}
+
+/**
+ * Runs a tool under its time limit: the call's signal is aborted when the limit passes (writes
+ * check it before they replace anything), and the result says so instead of waiting further.
+ */
+async function runBounded(spec: ToolSpec, args: ArgReader, context: ToolContext): Promise<ToolResult> {
+  const limitMs = timeLimitOf(spec, context);
+  if (limitMs === undefined) return spec.run(args, context);
+  const limiter = new AbortController();
+  const signal = context.signal ? AbortSignal.any([context.signal, limiter.signal]) : limiter.signal;
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => {
+      limiter.abort(new TimeLimitReached(limitMs));
+      resolve('timeout');
+    }, limitMs);
+  });
+  const work = spec.run(args, { ...context, signal });
+  try {
+    const outcome = await Promise.race([work, limit]);
+    if (outcome === 'timeout') {
+      // The abandoned call may still settle later; its error is nobody's business any more.
+      work.catch(() => undefined);
+      return timedOut(spec, limitMs);
+    }
+    return outcome;
+  } catch (error) {
+    if (limiter.signal.aborted && !context.signal?.aborted) return timedOut(spec, limitMs);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface ToolSpec {
@@ -139,9 +203,10 @@ export function defineTool(spec: ToolSpec): Tool {
       }
       try {
         if (context.signal?.aborted) return failure(`${spec.name} was cancelled before it ran.`);
-        return await spec.run(new ArgReader(spec.name, args), context);
+        return await runBounded(spec, new ArgReader(spec.name, args), context);
       } catch (error) {
         if (error instanceof ToolArgumentError || error instanceof PathOutsideWorkspaceError) return failure(error.message);
+        if (error instanceof SpecialFileError || error instanceof UnsafeNameError) return failure(error.message);
         if (error instanceof FileNotFoundError) return failure(`${error.message}. Check the path (glob or list_directory can find it).`);
         if (isAbort(error, context)) return failure(`${spec.name} was cancelled.`);
         const message = error instanceof Error ? error.message : String(error);

@@ -75,6 +75,8 @@ export interface ToolContext {
    * programs off, no PATH entry in the workspace. A command the user approved runs as they know it.
    */
   approvedAsReadOnly?: boolean;
+  /** Time limit of each file tool call (tests shorten it); FILE_TOOL_TIME_LIMIT_MS by default. */
+  toolTimeLimitMs?: number;
   /** Holds the todo list between calls of todo_write. */
   todos?: { items: unknown[] };
 }

@@ -1,5 +1,5 @@
 // write_file: creates or replaces a whole workspace file (parent folders are created).
-import { defineTool, failure, oneLine, success } from './toolSupport';
+import { defineTool, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 function countLines(text: string): number {
   if (text === '') return 0;
@@ -22,14 +22,15 @@ export const writeFileTool = defineTool({
     const lines = typeof args.content === 'string' ? ` · ${countLines(args.content)} lines` : '';
     return `${oneLine(args.file_path)}${lines}`;
   },
-  async run(args, { fs }) {
+  async run(args, { fs, signal }) {
     const requested = args.string('file_path');
     const content = args.string('content', { allowEmpty: true });
     const file = await fs.resolve(requested);
     if (file === '') return failure('write_file needs a file path, not the workspace folder.');
     const existing = await fs.stat(file);
     if (existing?.type === 'directory') return failure(`${file} is a directory; give the path of a file.`);
-    await fs.writeFile(file, content);
+    if (existing?.type === 'special') return specialFileRefusal(file, 'write_file');
+    await fs.writeFile(file, content, { signal });
     const size = `${countLines(content)} lines, ${Buffer.byteLength(content, 'utf8')} bytes`;
     return success(`${existing ? 'Overwrote' : 'Created'} ${file} (${size}).`, [file]);
   },

@@ -371,6 +371,25 @@ describe('OverlayFs accept', () => {
     assert.equal(isProcessAlive(child.pid as number), false);
   });
 
+  it('accepts files whose names use the whole 255-byte limit, and recovers them after a crash', async () => {
+    const names = ['n'.repeat(244), 'x'.repeat(255), `${'é'.repeat(127)}.`, `deep/${'ü'.repeat(120)}.txt`];
+    for (const name of names) assert.ok(Buffer.byteLength(path.posix.basename(name)) <= 255 && Buffer.byteLength(path.posix.basename(name)) >= 244, name);
+    const overlay = await box.open();
+    for (const name of names) await overlay.writeFile(name, `content of ${name.length}\n`);
+    assert.deepEqual((await overlay.applyToReal()).applied.sort(), [...names].sort());
+    for (const name of names) assert.equal(await box.read(name), `content of ${name.length}\n`);
+    assert.deepEqual(await tempFiles(box.ws), []);
+
+    const crashed = await box.open({ pid: DEAD_PID, onApplyStep: crashAfter('committed', 2) });
+    for (const name of names) await crashed.writeFile(name, 'second version\n');
+    assert.ok((await thrown(() => crashed.applyToReal())) instanceof Crash);
+    const [outcome] = await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive);
+    assert.equal(outcome.outcome, 'rolled-forward', outcome.message);
+    assert.deepEqual(outcome.applied.sort(), [...names].sort());
+    for (const name of names) assert.equal(await box.read(name), 'second version\n');
+    assert.deepEqual(await tempFiles(box.ws), []);
+  });
+
   it('reports the conflicts an accept would have without writing anything', async () => {
     const overlay = await box.open();
     await speculate(overlay);

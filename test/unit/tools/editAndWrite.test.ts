@@ -4,7 +4,7 @@ import { readdir, readFile, stat, chmod } from 'node:fs/promises';
 import * as path from 'node:path';
 import { editTool } from '../../../src/core/tools/edit';
 import { writeFileTool } from '../../../src/core/tools/writeFile';
-import { addEscapes, escapingPaths, makeWorkspace, SECRET, type TempWorkspace } from './workspaceFixture';
+import { addEscapes, delay, escapingPaths, makeWorkspace, SECRET, withSlowMethods, type TempWorkspace } from './workspaceFixture';
 
 const APP = 'function greet(name) {\n  return "hi " + name;\n}\n\nconsole.log(greet("a"));\nconsole.log(greet("b"));\n';
 
@@ -136,5 +136,14 @@ describe('edit and write_file tools', () => {
       assert.equal(writeFileTool.summarize({ file_path: 'a.txt', content: 'x\ny\n' }), 'a.txt · 2 lines');
       assert.equal(editTool.summarize({ file_path: 'a.txt', old_string: 'a', new_string: 'b', replace_all: true }), 'a.txt · all occurrences');
     });
+  });
+
+  it('an edit stopped by its time limit writes nothing, even when its slow read finishes later', async () => {
+    const slow = withSlowMethods(ws.fs, { readFile: async (file) => (await delay(120), ws.fs.readFile(file)) });
+    const result = await editTool.execute({ file_path: 'src/app.js', old_string: '"hi "', new_string: '"late "' }, { fs: slow, toolTimeLimitMs: 30 });
+    assert.equal(result.ok, false);
+    assert.match(result.output, /edit did not finish within 30 ms and was stopped\. Nothing was written after it was stopped/);
+    await delay(200);
+    assert.equal(await read('src/app.js'), APP, 'the late edit did not land');
   });
 });

@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { READ_MAX_BYTES, readFileTool } from '../../../src/core/tools/readFile';
-import { addEscapes, escapingPaths, makeWorkspace, SECRET, type TempWorkspace } from './workspaceFixture';
+import { addEscapes, escapingPaths, makeWorkspace, SECRET, withSlowMethods, type TempWorkspace } from './workspaceFixture';
 
 const TEN_LINES = Array.from({ length: 10 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 
@@ -88,5 +88,12 @@ describe('read_file tool', () => {
     assert.equal(readFileTool.summarize({ file_path: 'src/app.ts', offset: 0, limit: 40 }), 'src/app.ts · lines 1–40');
     assert.equal(readFileTool.summarize({ file_path: 'src/app.ts' }), 'src/app.ts');
     assert.equal(readFileTool.summarize({ file_path: 7 }), '7');
+  });
+
+  it('stops a read that does not finish within its time limit (a hung disk) and says so', async () => {
+    const hung = withSlowMethods(ws.fs, { readFile: () => new Promise<Uint8Array>(() => undefined) });
+    const result = await readFileTool.execute({ file_path: 'src/ten.txt' }, { fs: hung, toolTimeLimitMs: 40 });
+    assert.equal(result.ok, false);
+    assert.match(result.output, /read_file did not finish within 40 ms and was stopped/);
   });
 });

@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promis
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeWorkspaceFs, type NodeWorkspaceFsOptions } from '../../../src/core/fs/nodeWorkspaceFs';
+import type { WorkspaceFs } from '../../../src/core/fs/workspaceFs';
 import type { ToolContext } from '../../../src/core/tools/types';
 
 export const SECRET = 'outside secret';
@@ -66,4 +67,20 @@ export function escapingPaths(ws: TempWorkspace): { path: string; why: RegExp }[
     { path: 'linkdir-out/secret.txt', why: /outside the workspace through a symlink/ },
     { path: 'dangling.txt', why: /symlink whose target does not exist/ },
   ];
+}
+
+/** The workspace's fs with some methods replaced (slow or hanging disks), everything else as is. */
+export function withSlowMethods(fs: WorkspaceFs, overrides: Partial<Pick<WorkspaceFs, 'readFile' | 'stat' | 'list' | 'glob' | 'search' | 'writeFile'>>): WorkspaceFs {
+  return new Proxy(fs, {
+    get(target, key, receiver) {
+      const override = (overrides as Record<PropertyKey, unknown>)[key];
+      if (override) return override;
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
