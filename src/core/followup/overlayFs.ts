@@ -5,7 +5,7 @@ import { lstat, mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/pr
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IgnoreStack, parseGitignore } from '../fs/gitignore';
-import { assertCreatableNames } from '../fs/paths';
+import { assertCreatableNames, toAbsolute } from '../fs/paths';
 import { globToRegExp, literalPrefix } from '../fs/globMatch';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from '../fs/textSearch';
 import { ALWAYS_SKIPPED_DIRS, comparePaths, joinPath } from '../fs/treeWalk';
@@ -24,6 +24,7 @@ import {
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict } from './overlay/applyOverlay';
 import { isAtOrBelow, isBelow, kindOf, sha256, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
+import { ObservationLog, identityOf, type CurrentFile } from './overlay/observations';
 import { ReadWriteLock } from './overlay/readWriteLock';
 import { OVERLAY_PARENT } from './overlay/recovery';
 
@@ -120,6 +121,8 @@ export class OverlayFs implements WorkspaceFs {
   private readonly deletedDirs = new Set<string>();
   private readonly listeners = new Set<(paths: string[]) => void>();
   private readonly lock = new ReadWriteLock();
+  /** What the speculation saw of real files; the base of each file's first write comes from it. */
+  private readonly observations = new ObservationLog();
   private readonly applyFs: ApplyFs;
   private blobCount = 0;
   private discarded = false;
@@ -309,6 +312,7 @@ export class OverlayFs implements WorkspaceFs {
         // Removing touched files can only shrink the base's answer by that many.
         const fromBase = await this.base.glob(pattern, { ...options, cwd, limit: limit + this.entries.size });
         for (const file of fromBase) if (this.baseShowsFile(file)) found.add(file);
+        await this.observeAll(found);
       }
       const { prefix, rest } = literalPrefix(normalised);
       const start = prefix === '' ? cwd : await this.resolve(joinPath(cwd, prefix));
@@ -341,6 +345,7 @@ export class OverlayFs implements WorkspaceFs {
           const kept = fromBase.filter((match) => this.baseShowsFile(match.path));
           if (fromBase.length < asked || kept.length === fromBase.length || kept.length >= limit || asked >= 1_000_000) {
             results.push(...kept);
+            await this.observeAll(kept.map((match) => match.path));
             break;
           }
         }
@@ -526,7 +531,34 @@ export class OverlayFs implements WorkspaceFs {
     if (entry?.kind === 'written') return this.readBlob(file, entry);
     if (file === '' || this.hasWrittenBelow(file)) throw new Error(`${file || '.'} is a directory, not a file.`);
     if (entry?.kind === 'deleted' || this.hidden(file)) throw new FileNotFoundError(file);
-    return this.base.readFile(file);
+    let data: Uint8Array;
+    try {
+      data = await this.base.readFile(file);
+    } catch (error) {
+      if (error instanceof FileNotFoundError) this.observations.sawMissing(file);
+      throw error;
+    }
+    const mode = (await this.realStat(file))?.mode ?? NEW_FILE_MODE;
+    this.observations.readContent(file, sha256(data), data.length, mode);
+    return data;
+  }
+
+  /** The real file's lstat (the path is already resolved, so no symlink is left on it). */
+  private realStat(file: string) {
+    return this.applyFs.lstat(toAbsolute(this.root, file));
+  }
+
+  /** Records that the speculation saw this real path (stat, listing, glob or search) unless it knows it already. */
+  private async observe(file: string, info?: FileStat): Promise<void> {
+    if (this.observations.knows(file) || this.entries.has(file)) return;
+    if (info && info.type !== 'file') return;
+    const real = await this.realStat(file);
+    if (!real) this.observations.sawMissing(file);
+    else if (real.type === 'file') this.observations.sawStat(file, identityOf(real));
+  }
+
+  private async observeAll(files: Iterable<string>): Promise<void> {
+    await Promise.all([...new Set(files)].map((file) => this.observe(file)));
   }
 
   private async statMerged(file: string): Promise<FileStat | undefined> {
@@ -538,7 +570,9 @@ export class OverlayFs implements WorkspaceFs {
       return { type: 'directory', size: 0, mtimeMs: this.latestWriteBelow(file), mode: DIRECTORY_MODE };
     }
     if (entry?.kind === 'deleted' || this.hidden(file)) return undefined;
-    return this.base.stat(file);
+    const info = await this.base.stat(file);
+    if (info?.type !== 'directory') await this.observe(file, info);
+    return info;
   }
 
   private async listMerged(dir: string): Promise<DirEntry[]> {
@@ -548,6 +582,8 @@ export class OverlayFs implements WorkspaceFs {
     const names = new Map<string, DirEntry['type']>();
     if (this.baseShowsDirectory(dir)) {
       const fromBase = (await this.base.stat(dir))?.type === 'directory' ? await this.base.list(dir) : [];
+      this.observations.listed(dir, fromBase.map((entry) => entry.name));
+      await this.observeAll(fromBase.filter((entry) => entry.type === 'file').map((entry) => joinPath(dir, entry.name)));
       for (const entry of fromBase) {
         const child = joinPath(dir, entry.name);
         if (this.entries.has(child) || this.hidden(child)) continue;
@@ -583,12 +619,20 @@ export class OverlayFs implements WorkspaceFs {
     return { files, dirs };
   }
 
-  /** The real file as it is right now, for the accept's conflict check. */
+  /**
+   * The base a path's first change is checked against on accept: what the speculation observed of
+   * the real file (a read's hash, a stat, "absent"), else the file as it is now.
+   */
   private async recordBase(file: string): Promise<BaseRecord> {
+    return this.observations.baseFor(file, await this.currentFile(file));
+  }
+
+  private async currentFile(file: string): Promise<CurrentFile> {
     const info = await this.base.stat(file);
-    if (info?.type !== 'file') return { exists: false };
+    const real = info?.type === 'file' ? await this.realStat(file) : undefined;
+    if (info?.type !== 'file' || real?.type !== 'file') return { exists: false };
     const data = await this.base.readFile(file);
-    return { exists: true, sha256: sha256(data), size: data.length, mtimeMs: info.mtimeMs, mode: info.mode };
+    return { exists: true, sha256: sha256(data), size: data.length, mtimeMs: info.mtimeMs, mode: info.mode, identity: identityOf(real) };
   }
 
   private async assertWritable(file: string): Promise<void> {

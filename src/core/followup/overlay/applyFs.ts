@@ -8,6 +8,10 @@ export interface ApplyFsStat {
   mtimeMs: number;
   mode: number;
   uid: number;
+  gid: number;
+  /** Change time and inode: a rewrite moves them even when it restores size and mtime. */
+  ctimeMs: number;
+  ino: number;
 }
 
 export interface ApplyFs {
@@ -47,7 +51,7 @@ export const nodeApplyFs: ApplyFs = {
     try {
       const info = await lstat(absolute);
       const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
-      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
+      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid, ctimeMs: info.ctimeMs, ino: info.ino };
     } catch (error) {
       if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
       throw error;

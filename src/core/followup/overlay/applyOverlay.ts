@@ -9,11 +9,11 @@ import { isAtOrBelow, sha256, type OverlayEntry } from './entries';
 import { forEachLimited } from './pool';
 
 export type ConflictReason =
-  /** The real file changed after the overlay first touched it. */
+  /** The real file changed after the speculation read (or saw) it. */
   | 'modified'
-  /** The real file was deleted after the overlay edited it. */
+  /** The real file was deleted after the speculation read (or saw) it. */
   | 'deleted'
-  /** A file appeared in the workspace where the overlay creates one. */
+  /** A file appeared in the workspace where the speculation saw none and creates one. */
   | 'created'
   /** The path now leads outside the workspace (e.g. a folder was swapped for a symlink). */
   | 'outside-workspace'
@@ -76,12 +76,12 @@ function conflictMessage(file: string, reason: ConflictReason, deleting: boolean
   switch (reason) {
     case 'modified':
       return deleting
-        ? `"${file}" was changed in the workspace after the speculation decided to delete it; your file was kept. Choose Overwrite to delete it anyway, or Keep mine.`
-        : `"${file}" was changed in the workspace after the speculation edited it; your version was kept. Compare the two, then choose Overwrite or Keep mine.`;
+        ? `"${file}" was changed in the workspace after the speculation read it and decided to delete it; your file was kept. Choose Overwrite to delete it anyway, or Keep mine.`
+        : `"${file}" was changed in the workspace after the speculation read it; your version was kept. Compare the two, then choose Overwrite or Keep mine.`;
     case 'deleted':
-      return `"${file}" was deleted in the workspace after the speculation edited it; nothing was written. Choose Overwrite to restore the speculation's version, or Keep mine.`;
+      return `"${file}" was deleted in the workspace after the speculation read it; it was not re-created. Choose Overwrite to restore the speculation's version, or Keep mine.`;
     case 'created':
-      return `"${file}" was created in the workspace while the speculation created its own; your file was kept. Compare the two, then choose Overwrite or Keep mine.`;
+      return `"${file}" was created in the workspace after the speculation found no file there; your file was kept. Compare the two, then choose Overwrite or Keep mine.`;
     case 'outside-workspace':
       return `"${file}" now leads outside the workspace (a folder on its path was replaced by a symlink); it was not written. Restore the folder and accept again, or discard this file.`;
     case 'path-changed':
