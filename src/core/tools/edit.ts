@@ -1,18 +1,7 @@
 // edit: replaces an exact piece of text in a workspace file (or creates a file when old_string is
 // empty). When the text is not found or not unique, the error tells the model what to do instead.
-import { defineTool, failure, oneLine, specialFileRefusal, success } from './toolSupport';
-
-function countOccurrences(text: string, needle: string): number[] {
-  const positions: number[] = [];
-  for (let at = text.indexOf(needle); at >= 0; at = text.indexOf(needle, at + needle.length)) positions.push(at);
-  return positions;
-}
-
-function lineOf(text: string, index: number): number {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < index; i = text.indexOf('\n', i + 1)) line++;
-  return line;
-}
+import { defineTool, failure, isValidUtf8, oneLine, specialFileRefusal, success, type ArgReader } from './toolSupport';
+import type { ToolContext } from './types';
 
 function bigrams(text: string): Map<string, number> {
   const grams = new Map<string, number>();
@@ -72,6 +61,89 @@ function explainMissing(file: string, content: string, oldString: string): strin
   return `${head} Read the file again (read_file) and copy old_string exactly, including whitespace.`;
 }
 
+/** What an edit call would do: the bytes before and after, or why it cannot run. Writes nothing. */
+export type EditPlan = { kind: 'refuse'; output: string } | { kind: 'write'; path: string; before: Uint8Array | undefined; after: Uint8Array; output: string };
+
+/** Byte offsets of every non-overlapping occurrence of `needle`. */
+function occurrences(haystack: Buffer, needle: Buffer): number[] {
+  const positions: number[] = [];
+  for (let at = haystack.indexOf(needle); at >= 0; at = haystack.indexOf(needle, at + needle.length)) positions.push(at);
+  return positions;
+}
+
+/** 1-based line of a byte offset. */
+function lineAtByte(data: Buffer, offset: number): number {
+  let line = 1;
+  for (let i = data.indexOf(0x0a); i >= 0 && i < offset; i = data.indexOf(0x0a, i + 1)) line++;
+  return line;
+}
+
+/**
+ * Plans the edit on the file's bytes, not on decoded text: every byte outside the replaced range
+ * stays exactly as it was, so a Latin-1 or otherwise non-UTF-8 file keeps its other bytes.
+ */
+export async function planEdit(args: ArgReader, { fs }: Pick<ToolContext, 'fs'>): Promise<EditPlan> {
+  const refuse = (output: string): EditPlan => ({ kind: 'refuse', output });
+  const requested = args.string('file_path');
+  let oldString = args.string('old_string', { allowEmpty: true });
+  let newString = args.string('new_string', { allowEmpty: true });
+  const replaceAll = args.optionalBoolean('replace_all') ?? false;
+  const file = await fs.resolve(requested);
+  if (file === '') return refuse('edit needs a file path, not the workspace folder.');
+  const info = await fs.stat(file);
+
+  if (!info) {
+    if (oldString !== '') return refuse(`File not found: ${file}. To create it, call edit with an empty old_string (or use write_file).`);
+    return { kind: 'write', path: file, before: undefined, after: Buffer.from(newString, 'utf8'), output: `Created ${file}.` };
+  }
+  if (info.type === 'directory') return refuse(`${file} is a directory; give the path of a file.`);
+  if (info.type === 'special') return refuse(specialFileRefusal(file, 'edit').output);
+  const raw = await fs.readFile(file);
+  const data = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  if (data.includes(0)) return refuse(`Cannot edit ${file}: binary file, ${data.length} bytes.`);
+
+  if (oldString === '') {
+    if (data.length !== 0) return refuse(`${file} already exists and is not empty; give the text to replace in old_string, or use write_file to replace the whole file.`);
+    return { kind: 'write', path: file, before: data, after: Buffer.from(newString, 'utf8'), output: `Wrote ${file}.` };
+  }
+  if (oldString === newString) return refuse('old_string and new_string are the same; nothing would change.');
+  if (!isValidUtf8(data) && (oldString.includes('\uFFFD') || newString.includes('\uFFFD'))) {
+    return refuse(
+      `${file} is not valid UTF-8 (another encoding such as Latin-1), so read_file shows some of its bytes as \uFFFD. ` +
+        'Those bytes cannot be matched or written back as text: choose old_string and new_string without \uFFFD. Every byte outside old_string is kept exactly as it is.',
+    );
+  }
+
+  // Models write "\n"; keep a CRLF file CRLF rather than failing or mixing line endings.
+  if (data.includes('\r\n') && !oldString.includes('\r')) {
+    oldString = oldString.replace(/\n/g, '\r\n');
+    newString = newString.replace(/\r?\n/g, '\r\n');
+  }
+
+  const oldBytes = Buffer.from(oldString, 'utf8');
+  const newBytes = Buffer.from(newString, 'utf8');
+  const positions = occurrences(data, oldBytes);
+  if (positions.length === 0) return refuse(explainMissing(file, data.toString('utf8'), oldString));
+  if (positions.length > 1 && !replaceAll) {
+    const lines = positions.slice(0, 10).map((position) => lineAtByte(data, position));
+    return refuse(
+      `old_string occurs ${positions.length} times in ${file} (lines ${lines.join(', ')}${positions.length > 10 ? ', …' : ''}). ` +
+        'Include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence.',
+    );
+  }
+  const replaced = replaceAll ? positions : positions.slice(0, 1);
+  const parts: Buffer[] = [];
+  let from = 0;
+  for (const at of replaced) {
+    parts.push(data.subarray(from, at), newBytes);
+    from = at + oldBytes.length;
+  }
+  parts.push(data.subarray(from));
+  const firstLine = lineAtByte(data, positions[0]);
+  const what = positions.length === 1 ? `1 occurrence (line ${firstLine})` : `${positions.length} occurrences (first at line ${firstLine})`;
+  return { kind: 'write', path: file, before: data, after: Buffer.concat(parts), output: `Edited ${file}: replaced ${what}.` };
+}
+
 export const editTool = defineTool({
   name: 'edit',
   kind: 'write',
@@ -92,52 +164,10 @@ export const editTool = defineTool({
     const create = args.old_string === '' ? ' · create' : '';
     return `${oneLine(args.file_path)}${create}${all}`;
   },
-  async run(args, { fs, signal }) {
-    const requested = args.string('file_path');
-    let oldString = args.string('old_string', { allowEmpty: true });
-    let newString = args.string('new_string', { allowEmpty: true });
-    const replaceAll = args.optionalBoolean('replace_all') ?? false;
-    const file = await fs.resolve(requested);
-    if (file === '') return failure('edit needs a file path, not the workspace folder.');
-    const info = await fs.stat(file);
-
-    if (!info) {
-      if (oldString !== '') return failure(`File not found: ${file}. To create it, call edit with an empty old_string (or use write_file).`);
-      await fs.writeFile(file, newString, { signal });
-      return success(`Created ${file}.`, [file]);
-    }
-    if (info.type === 'directory') return failure(`${file} is a directory; give the path of a file.`);
-    if (info.type === 'special') return specialFileRefusal(file, 'edit');
-    const data = await fs.readFile(file);
-    if (data.includes(0)) return failure(`Cannot edit ${file}: binary file, ${data.length} bytes.`);
-    const content = Buffer.from(data).toString('utf8');
-
-    if (oldString === '') {
-      if (content !== '') return failure(`${file} already exists and is not empty; give the text to replace in old_string, or use write_file to replace the whole file.`);
-      await fs.writeFile(file, newString, { signal });
-      return success(`Wrote ${file}.`, [file]);
-    }
-    if (oldString === newString) return failure('old_string and new_string are the same; nothing would change.');
-
-    // Models write "\n"; keep a CRLF file CRLF rather than failing or mixing line endings.
-    if (content.includes('\r\n') && !oldString.includes('\r')) {
-      oldString = oldString.replace(/\n/g, '\r\n');
-      newString = newString.replace(/\r?\n/g, '\r\n');
-    }
-
-    const positions = countOccurrences(content, oldString);
-    if (positions.length === 0) return failure(explainMissing(file, content, oldString));
-    if (positions.length > 1 && !replaceAll) {
-      const lines = positions.slice(0, 10).map((position) => lineOf(content, position));
-      return failure(
-        `old_string occurs ${positions.length} times in ${file} (lines ${lines.join(', ')}${positions.length > 10 ? ', …' : ''}). ` +
-          'Include more surrounding lines to make it unique, or set replace_all to true to replace every occurrence.',
-      );
-    }
-    const updated = replaceAll ? content.split(oldString).join(newString) : content.slice(0, positions[0]) + newString + content.slice(positions[0] + oldString.length);
-    await fs.writeFile(file, updated, { signal });
-    const firstLine = lineOf(content, positions[0]);
-    const what = positions.length === 1 ? `1 occurrence (line ${firstLine})` : `${positions.length} occurrences (first at line ${firstLine})`;
-    return success(`Edited ${file}: replaced ${what}.`, [file]);
+  async run(args, context) {
+    const plan = await planEdit(args, context);
+    if (plan.kind === 'refuse') return failure(plan.output);
+    await context.fs.writeFile(plan.path, plan.after, { signal: context.signal });
+    return success(plan.output, [plan.path]);
   },
 });

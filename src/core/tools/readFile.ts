@@ -1,6 +1,6 @@
 // read_file: the text of one workspace file, paged by lines. Output is the file's text as is (no
 // line-number prefixes), so the model can copy it into edit's old_string unchanged.
-import { defineTool, displayPath, failure, oneLine, specialFileRefusal, success } from './toolSupport';
+import { defineTool, displayPath, failure, isValidUtf8, oneLine, specialFileRefusal, success } from './toolSupport';
 
 /** Without an explicit limit, at most this many lines are returned… */
 export const READ_DEFAULT_LINES = 2000;
@@ -87,6 +87,7 @@ export const readFileTool = defineTool({
       notes.push(`Showing lines ${start + 1}–${end} of ${total} in ${file}.` + (end < total ? ` To read more, call read_file with offset=${end}.` : ''));
     }
     if (cutLines > 0) notes.push(`${cutLines} very long line(s) were cut at ${READ_MAX_LINE_CHARS} characters.`);
+    if (!isValidUtf8(data)) notes.push(`${file} is not valid UTF-8: bytes in another encoding are shown as \uFFFD; edit keeps them as they are but cannot match text containing \uFFFD.`);
     if (notes.length > 0) output += `\n\n[${notes.join(' ')}]`;
     return success(output);
   },

@@ -90,6 +90,16 @@ export function specialFileRefusal(relative: string, tool: string): ToolResult {
   return failure(`${displayPath(relative)} is not a regular file (a named pipe, socket or device); ${tool} only works on regular files and folders.`);
 }
 
+/** Whether bytes decode as UTF-8 without a replacement character being needed. */
+export function isValidUtf8(data: Uint8Array): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(data);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** How a workspace-relative path is shown to the model and the user. */
 export function displayPath(relative: string): string {
   return relative === '' ? '.' : relative;

@@ -3,6 +3,7 @@ import * as assert from 'node:assert/strict';
 import { readdir, readFile, stat, chmod } from 'node:fs/promises';
 import * as path from 'node:path';
 import { editTool } from '../../../src/core/tools/edit';
+import { readFileTool } from '../../../src/core/tools/readFile';
 import { writeFileTool } from '../../../src/core/tools/writeFile';
 import { addEscapes, delay, escapingPaths, makeWorkspace, SECRET, withSlowMethods, type TempWorkspace } from './workspaceFixture';
 
@@ -145,5 +146,44 @@ describe('edit and write_file tools', () => {
     assert.match(result.output, /edit did not finish within 30 ms and was stopped\. Nothing was written after it was stopped/);
     await delay(200);
     assert.equal(await read('src/app.js'), APP, 'the late edit did not land');
+  });
+
+  describe('edit of files that are not valid UTF-8', () => {
+    // "café = 'déjà vu'" in Latin-1, a lone 0xFF, and a CRLF line: none of it may turn into U+FFFD.
+    const LATIN1 = Buffer.concat([Buffer.from('caf\xe9 = \'d\xe9j\xe0 vu\'\r\n', 'latin1'), Buffer.from([0xff]), Buffer.from('\r\nanswer = 41\r\n', 'latin1')]);
+
+    it('replaces only the bytes of old_string and keeps every other byte exactly', async () => {
+      await ws.write('legacy.ini', LATIN1);
+      const result = await edit({ file_path: 'legacy.ini', old_string: 'answer = 41\n', new_string: 'answer = 42\n' });
+      assert.equal(result.ok, true, result.output);
+      const after = await readFile(path.join(ws.root, 'legacy.ini'));
+      assert.deepEqual(after, Buffer.from(LATIN1.toString('latin1').replace('answer = 41', 'answer = 42'), 'latin1'));
+    });
+
+    it('replace_all works on bytes too', async () => {
+      await ws.write('legacy.txt', Buffer.concat([Buffer.from('x=1 '), Buffer.from([0xe9]), Buffer.from(' x=1 '), Buffer.from([0xfe]), Buffer.from(' x=1\n')]));
+      const result = await edit({ file_path: 'legacy.txt', old_string: 'x=1', new_string: 'x=2', replace_all: true });
+      assert.match(result.output, /replaced 3 occurrences \(first at line 1\)/);
+      assert.deepEqual(await readFile(path.join(ws.root, 'legacy.txt')), Buffer.concat([Buffer.from('x=2 '), Buffer.from([0xe9]), Buffer.from(' x=2 '), Buffer.from([0xfe]), Buffer.from(' x=2\n')]));
+    });
+
+    it('refuses old_string or new_string holding U+FFFD, the stand-in for bytes it cannot show, and changes nothing', async () => {
+      await ws.write('legacy.ini', LATIN1);
+      for (const args of [
+        { old_string: 'caf\uFFFD', new_string: 'cafe' },
+        { old_string: 'answer = 41', new_string: 'answer = \uFFFD' },
+      ]) {
+        const result = await edit({ file_path: 'legacy.ini', ...args });
+        assert.equal(result.ok, false);
+        assert.match(result.output, /legacy\.ini is not valid UTF-8.*choose old_string and new_string without \uFFFD/s);
+      }
+      assert.deepEqual(await readFile(path.join(ws.root, 'legacy.ini')), LATIN1);
+    });
+
+    it('read_file says the file is not UTF-8', async () => {
+      await ws.write('legacy.ini', LATIN1);
+      const result = await readFileTool.execute({ file_path: 'legacy.ini' }, ws.context());
+      assert.match(result.output, /legacy\.ini is not valid UTF-8: bytes in another encoding are shown as \uFFFD; edit keeps them as they are/);
+    });
   });
 });
