@@ -1,0 +1,73 @@
+// Content-addressed storage of file bytes: one file per distinct content, named by its SHA-256, so
+// a file kept by many checkpoints (the after of one turn is the before of the next) is stored once.
+import { randomBytes } from 'node:crypto';
+import * as path from 'node:path';
+import type { CheckpointFs } from './checkpointFs';
+import { isSha256, sha256 } from './fileState';
+
+export class BlobStore {
+  constructor(
+    readonly dir: string,
+    private readonly fs: CheckpointFs,
+  ) {}
+
+  pathOf(hash: string): string {
+    if (!isSha256(hash)) throw new Error(`"${hash}" is not a content hash`);
+    return path.join(this.dir, hash);
+  }
+
+  async has(hash: string): Promise<boolean> {
+    return (await this.fs.lstat(this.pathOf(hash)))?.type === 'file';
+  }
+
+  /**
+   * Stores `data` (flushed to disk) and returns its hash. Not yet durable as a name: call
+   * `flush()` once after a batch, before a record that refers to the blobs is written.
+   */
+  async put(data: Uint8Array): Promise<string> {
+    const hash = sha256(data);
+    const target = this.pathOf(hash);
+    const existing = await this.fs.lstat(target);
+    if (existing?.type === 'file' && existing.size === data.length) {
+      await this.fs.touch(target);
+      return hash;
+    }
+    const temp = path.join(this.dir, `.${hash}.${randomBytes(6).toString('hex')}.tmp`);
+    await this.fs.writeDurable(temp, data, 0o600);
+    try {
+      // Two writers of the same content both end with the same bytes under the same name.
+      await this.fs.rename(temp, target);
+    } catch (error) {
+      await this.fs.unlink(temp);
+      throw error;
+    }
+    return hash;
+  }
+
+  async read(hash: string): Promise<Uint8Array> {
+    const data = await this.fs.readFile(this.pathOf(hash));
+    if (sha256(data) !== hash) throw new Error(`The saved copy ${hash.slice(0, 12)}… is damaged (its content does not match its name).`);
+    return data;
+  }
+
+  /** Makes the names of blobs written since the last flush durable. */
+  async flush(): Promise<void> {
+    await this.fs.fsyncDirectory(this.dir);
+  }
+
+  /** Every stored hash with its size and age, for pruning. Temps and foreign names are listed as such. */
+  async list(): Promise<{ name: string; hash: string | undefined; size: number; mtimeMs: number }[]> {
+    const found: { name: string; hash: string | undefined; size: number; mtimeMs: number }[] = [];
+    for (const name of await this.fs.readdir(this.dir)) {
+      const info = await this.fs.lstat(path.join(this.dir, name));
+      if (info?.type !== 'file') continue;
+      found.push({ name, hash: isSha256(name) ? name : undefined, size: info.size, mtimeMs: info.mtimeMs });
+    }
+    return found;
+  }
+
+  async remove(name: string): Promise<void> {
+    if (name.includes('/') || name === '' || name === '.' || name === '..') return;
+    await this.fs.unlink(path.join(this.dir, name));
+  }
+}

@@ -1,0 +1,119 @@
+// The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
+// I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
+import { lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+
+export interface CheckpointStat {
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mtimeMs: number;
+  mode: number;
+  uid: number;
+}
+
+export interface CheckpointFs {
+  /** Undefined when nothing is there (or a parent is not a folder). */
+  lstat(absolute: string): Promise<CheckpointStat | undefined>;
+  readFile(absolute: string): Promise<Uint8Array>;
+  /** Creates `absolute` (which must not exist) with `data`, sets `mode` when given, flushes it to disk. */
+  writeDurable(absolute: string, data: Uint8Array | string, mode?: number): Promise<void>;
+  rename(from: string, to: string): Promise<void>;
+  /** Removes a file; quiet when it is already gone. */
+  unlink(absolute: string): Promise<void>;
+  /** Creates one folder level; quiet when it exists. */
+  mkdir(absolute: string, mode?: number): Promise<void>;
+  /** Removes an empty folder; false when it is not empty or not there. */
+  rmdirIfEmpty(absolute: string): Promise<boolean>;
+  /** Entry names; an empty list when the folder does not exist. */
+  readdir(absolute: string): Promise<string[]>;
+  /** Makes a folder's renames and creations durable. */
+  fsyncDirectory(absolute: string): Promise<void>;
+  /** Marks a file as just used (blob reuse keeps it out of the collector's grace period). */
+  touch(absolute: string): Promise<void>;
+}
+
+export function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): CheckpointStat['type'] {
+  return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
+}
+
+export const nodeCheckpointFs: CheckpointFs = {
+  async lstat(absolute) {
+    try {
+      const info = await lstat(absolute);
+      return { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+  },
+  async readFile(absolute) {
+    return readFile(absolute);
+  },
+  async writeDurable(absolute, data, mode) {
+    // 'wx': never clobber what appeared under the name; a failed write leaves nothing behind.
+    const handle = await open(absolute, 'wx', mode ?? 0o600);
+    try {
+      await handle.writeFile(data);
+      if (mode !== undefined) await handle.chmod(mode);
+      await handle.sync();
+    } catch (error) {
+      await handle.close();
+      await unlink(absolute).catch(() => undefined);
+      throw error;
+    }
+    await handle.close();
+  },
+  async rename(from, to) {
+    await rename(from, to);
+  },
+  async unlink(absolute) {
+    try {
+      await unlink(absolute);
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT') throw error;
+    }
+  },
+  async mkdir(absolute, mode) {
+    try {
+      await mkdir(absolute, { mode: mode ?? 0o777 });
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+  },
+  async rmdirIfEmpty(absolute) {
+    try {
+      await rmdir(absolute);
+      return true;
+    } catch (error) {
+      const code = errorCode(error);
+      if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT' || code === 'ENOTDIR') return false;
+      throw error;
+    }
+  },
+  async readdir(absolute) {
+    try {
+      return await readdir(absolute);
+    } catch (error) {
+      if (errorCode(error) === 'ENOENT') return [];
+      throw error;
+    }
+  },
+  async fsyncDirectory(absolute) {
+    const handle = await open(absolute, 'r');
+    try {
+      await handle.sync();
+    } catch (error) {
+      // Some file systems refuse fsync on folders; their renames are still atomic.
+      if (errorCode(error) !== 'EINVAL' && errorCode(error) !== 'EISDIR' && errorCode(error) !== 'EPERM') throw error;
+    } finally {
+      await handle.close();
+    }
+  },
+  async touch(absolute) {
+    const now = new Date();
+    await utimes(absolute, now, now).catch(() => undefined);
+  },
+};

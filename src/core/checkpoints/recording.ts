@@ -1,0 +1,202 @@
+// Recording one checkpoint while its change happens: each path's state before is saved (bytes in
+// the blob store, then the record) and flushed to disk before the caller may replace the file.
+import { toAbsolute } from '../fs/paths';
+import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
+import { isAtOrBelow, missingParents, placementProblem } from './placement';
+import { newCheckpointId, summaryOf, type CheckpointFile, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
+import type { CheckpointStore } from './store';
+
+export interface CaptureRequest {
+  /** Workspace-relative path, as placed by the caller. */
+  path: string;
+  /** What the caller saw there; a file that holds something else now is refused, not captured. */
+  expect?: FileState;
+  /** What the caller will leave there, when it knows (an accept does; a tool write does not). */
+  after?: FileState;
+}
+
+export type RefusalReason = 'changed' | 'not-a-file' | 'outside-workspace' | 'path-changed';
+
+export interface CaptureResult {
+  /** Paths whose before-state is not saved: the caller must not replace them. */
+  refused: { path: string; reason: RefusalReason }[];
+}
+
+/** Folders the change is going to remove (an accept removes those its deletions emptied). */
+export interface CaptureDirs {
+  removed?: readonly string[];
+}
+
+export class CheckpointRecording {
+  readonly id: string;
+  private readonly record: CheckpointRecord;
+  private readonly captured = new Map<string, CheckpointFile>();
+  private persisted = false;
+  private finished = false;
+  /** Captures and the finish run one at a time, in call order. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly store: CheckpointStore,
+    origin: CheckpointOrigin,
+  ) {
+    const now = store.now();
+    this.id = newCheckpointId(now);
+    this.record = {
+      version: 1,
+      id: this.id,
+      workspaceRoot: store.root,
+      createdAt: now,
+      origin,
+      state: 'recording',
+      pid: store.pid,
+      files: [],
+      createdDirs: [],
+      removedDirs: [],
+    };
+  }
+
+  /** Whether `path` already has its before-state saved in this checkpoint. */
+  has(path: string): boolean {
+    return this.captured.has(path);
+  }
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /**
+   * Saves the before-state of every path not captured yet and makes it durable (blobs, then the
+   * record) before resolving. A throw means nothing new is saved: the caller must not write.
+   */
+  capture(requests: readonly CaptureRequest[], dirs: CaptureDirs = {}): Promise<CaptureResult> {
+    return this.serially(() => this.captureNow(requests, dirs));
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async captureNow(requests: readonly CaptureRequest[], dirs: CaptureDirs): Promise<CaptureResult> {
+    if (this.finished) throw new Error('This checkpoint is already finished; start a new one.');
+    const store = this.store;
+    const refused: CaptureResult['refused'] = [];
+    const added: CheckpointFile[] = [];
+    const createdDirs: string[] = [];
+    for (const request of requests) {
+      const existing = this.captured.get(request.path);
+      if (existing) {
+        if (request.after) existing.after = request.after;
+        continue;
+      }
+      const problem = await placementProblem(store.root, request.path);
+      if (problem) {
+        refused.push({ path: request.path, reason: problem });
+        continue;
+      }
+      const absolute = toAbsolute(store.root, request.path);
+      const info = await store.fs.lstat(absolute);
+      if (info && info.type !== 'file') {
+        refused.push({ path: request.path, reason: 'not-a-file' });
+        continue;
+      }
+      let before: FileState = ABSENT;
+      if (info) {
+        const data = await store.fs.readFile(absolute);
+        before = stateOf(data, info.mode);
+        if (request.expect && !sameContent(before, request.expect)) {
+          refused.push({ path: request.path, reason: 'changed' });
+          continue;
+        }
+        await store.blobs.put(data);
+      } else if (request.expect?.exists) {
+        refused.push({ path: request.path, reason: 'changed' });
+        continue;
+      }
+      if (!before.exists) {
+        const missing = await missingParents(store.fs, store.root, request.path);
+        if (missing !== 'blocked') createdDirs.push(...missing);
+      }
+      added.push({ path: request.path, before, after: request.after ?? null });
+    }
+    const removed = (dirs.removed ?? []).filter((dir) => !this.record.removedDirs.includes(dir));
+    if (added.length === 0 && removed.length === 0 && !requests.some((r) => r.after && this.captured.has(r.path))) return { refused };
+    await store.blobs.flush();
+    const next: CheckpointRecord = {
+      ...this.record,
+      files: [...this.record.files, ...added],
+      createdDirs: [...new Set([...this.record.createdDirs, ...createdDirs])],
+      removedDirs: [...this.record.removedDirs, ...removed],
+    };
+    await store.write(next);
+    // Only once durable does the recording count the paths as captured.
+    Object.assign(this.record, { files: next.files, createdDirs: next.createdDirs, removedDirs: next.removedDirs });
+    for (const file of added) this.captured.set(file.path, file);
+    this.persisted = true;
+    return { refused };
+  }
+
+  /**
+   * Ends the recording: `applied` (when given) names the paths that were really changed; the
+   * others are dropped. Paths whose after-state is unknown are read from the disk now. Returns
+   * null when nothing changed (the record is then removed).
+   */
+  finish(applied?: readonly string[]): Promise<CheckpointSummary | null> {
+    return this.serially(async () => {
+      if (this.finished) return null;
+      this.finished = true;
+      if (!this.persisted) return null;
+      const record = await completeRecord(this.store, this.record, applied ? new Set(applied) : undefined);
+      return record ? summaryOf(record) : null;
+    });
+  }
+}
+
+/** The state of a path right now; undefined for something that is not a file (a folder, a symlink). */
+export async function currentState(store: CheckpointStore, relative: string): Promise<FileState | undefined> {
+  const absolute = toAbsolute(store.root, relative);
+  const info = await store.fs.lstat(absolute);
+  if (!info) return ABSENT;
+  if (info.type !== 'file') return undefined;
+  return stateOf(await store.fs.readFile(absolute), info.mode);
+}
+
+/**
+ * Turns a record still 'recording' into its final form (live finish, or recovery after a crash):
+ * fills unknown after-states from the disk, drops paths that did not change, keeps only folders
+ * that new files still need. Writes it as 'applied', or removes it when nothing is left.
+ */
+export async function completeRecord(store: CheckpointStore, record: CheckpointRecord, applied: Set<string> | undefined): Promise<CheckpointRecord | undefined> {
+  const files: CheckpointFile[] = [];
+  for (const file of record.files) {
+    if (applied && !applied.has(file.path)) continue;
+    let after = file.after;
+    if (!after) {
+      // A tool wrote it: what is on disk now is what the change left (a folder there: nothing to keep).
+      const now = await currentState(store, file.path);
+      if (!now) continue;
+      after = now;
+    } else if (!applied) {
+      // Recovery of a known change: still as before means the crash came first. Anything else keeps
+      // the recorded after, so a later edit by the user is a conflict for undo, never taken as ours.
+      const now = await currentState(store, file.path);
+      if (now && sameContent(now, file.before)) continue;
+    }
+    if (after && !sameContent(file.before, after)) files.push({ path: file.path, before: file.before, after });
+  }
+  const created = files.filter((f) => !f.before.exists).map((f) => f.path);
+  const final: CheckpointRecord = {
+    ...record,
+    state: 'applied',
+    files,
+    createdDirs: record.createdDirs.filter((dir) => created.some((file) => isAtOrBelow(dir, file))),
+  };
+  if (files.length === 0) {
+    await store.remove(record.id);
+    return undefined;
+  }
+  await store.write(final);
+  return final;
+}

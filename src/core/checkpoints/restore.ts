@@ -1,0 +1,412 @@
+// Undo and redo of a checkpoint: every path still as the change left it goes back (atomically,
+// temp + fsync + rename under a journal); a path changed since is a conflict and is kept unless forced.
+import * as path from 'node:path';
+import { toAbsolute } from '../fs/paths';
+import { errorCode, type CheckpointStat } from './checkpointFs';
+import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
+import { deepestFirst, missingParents, parentsFirst, placementProblem } from './placement';
+import { isPlainCheckpointId, type CheckpointFile, type CheckpointRecord, type UndoneState } from './record';
+import {
+  createJournal,
+  journalPath,
+  parseJournal,
+  removeJournal,
+  restoreTempFor,
+  updateJournal,
+  type RestoreJournal,
+  type RestoreStep,
+} from './restoreJournal';
+import type { CheckpointStore } from './store';
+
+export type Direction = 'undo' | 'redo';
+
+export type RestoreConflictReason =
+  /** Changed since (the content differs from what the change — or the undo — left). */
+  | 'modified'
+  /** Deleted since. */
+  | 'deleted'
+  /** Created again since (the change had deleted it). */
+  | 'created'
+  /** A folder or a link is at the path now. */
+  | 'not-a-file'
+  /** The path now leads outside the workspace through a symlink. */
+  | 'outside-workspace'
+  /** The path now resolves elsewhere inside the workspace. */
+  | 'path-changed'
+  /** A file is where one of the path's folders should be. */
+  | 'blocked'
+  /** The saved copy is missing or damaged. */
+  | 'unavailable';
+
+export interface RestoreConflict {
+  path: string;
+  reason: RestoreConflictReason;
+  /** Says what happened and what the user can do. */
+  message: string;
+  /** Whether Restore (force) can take it anyway; false for unsafe paths and lost copies. */
+  canForce: boolean;
+}
+
+export type RestoreFailure = {
+  ok: false;
+  reason: 'unknown' | 'malformed' | 'already-undone' | 'not-undone' | 'recording' | 'busy' | 'workspace-gone';
+  message: string;
+};
+
+export type RestoreOutcome = { ok: true; restored: string[]; conflicts: RestoreConflict[] } | RestoreFailure;
+
+export type RestorePlan = { ok: true; restorable: string[]; conflicts: RestoreConflict[] } | RestoreFailure;
+
+export interface RestoreOptions {
+  /** true = every conflict that can be forced; a list = those paths only. */
+  force?: boolean | readonly string[];
+}
+
+/** One path to bring from `expect` (what should be there now) to `target`. */
+interface Item {
+  path: string;
+  expect: FileState;
+  target: FileState;
+}
+
+interface Evaluated {
+  item: Item;
+  /** What is there now. */
+  current: FileState;
+  data: Uint8Array | undefined;
+  seen: CheckpointStat | undefined;
+  /** Folders to create for a write. */
+  missing: string[];
+}
+
+function sinceWords(direction: Direction): string {
+  return direction === 'undo' ? 'after this change was made' : 'after it was undone';
+}
+
+function conflictOf(file: string, reason: RestoreConflictReason, direction: Direction): RestoreConflict {
+  const since = sinceWords(direction);
+  const messages: Record<RestoreConflictReason, string> = {
+    modified: `"${file}" was changed ${since}; your version was kept. Compare the two, then choose Restore or Keep mine.`,
+    deleted: `"${file}" was deleted ${since}; it was not brought back. Choose Restore to bring it back, or Keep mine to leave it deleted.`,
+    created: `"${file}" was created again ${since}; your file was kept. Compare the two, then choose Restore or Keep mine.`,
+    'not-a-file': `"${file}" is a folder or a link now; it was left as it is. Move it away, then undo again.`,
+    'outside-workspace': `"${file}" now leads outside the workspace (a folder on its path became a symlink); it was not touched.`,
+    'path-changed': `"${file}" now leads somewhere else through a symlink; it was not touched.`,
+    blocked: `A file is in the way of one of the folders of "${file}"; it was not restored. Move that file away, then undo again.`,
+    unavailable: `Speculate's saved copy of "${file}" is missing or damaged; the file was not touched.`,
+  };
+  const canForce = reason === 'modified' || reason === 'deleted' || reason === 'created';
+  return { path: file, reason, message: messages[reason], canForce };
+}
+
+function itemsOf(record: CheckpointRecord, direction: Direction): Item[] | RestoreFailure {
+  const byPath = new Map(record.files.map((file) => [file.path, file]));
+  if (record.state === 'recording') {
+    return { ok: false, reason: 'recording', message: `Checkpoint "${record.id}" is still being recorded (its change is in progress); try again when it has finished.` };
+  }
+  if (direction === 'undo') {
+    if (record.state === 'undone') {
+      // A partial undo (some files kept) can be repeated for the kept files; a full one cannot.
+      const kept = record.undo?.kept ?? [];
+      if (kept.length === 0) return { ok: false, reason: 'already-undone', message: `Checkpoint "${record.id}" is already undone; nothing was changed.` };
+      return kept.map((p) => byPath.get(p)).filter((f): f is CheckpointFile => f !== undefined).map((f) => ({ path: f.path, expect: f.after ?? ABSENT, target: f.before }));
+    }
+    return record.files.map((f) => ({ path: f.path, expect: f.after ?? ABSENT, target: f.before }));
+  }
+  if (record.state !== 'undone' || !record.undo) return { ok: false, reason: 'not-undone', message: `Checkpoint "${record.id}" is not undone, so there is nothing to redo.` };
+  return record.undo.paths.map((p) => ({ path: p.path, expect: byPath.get(p.path)?.before ?? ABSENT, target: p.replaced }));
+}
+
+function forced(options: RestoreOptions, file: string): boolean {
+  return options.force === true || (Array.isArray(options.force) && options.force.includes(file));
+}
+
+async function evaluate(store: CheckpointStore, item: Item, direction: Direction, force: boolean): Promise<Evaluated | 'already' | RestoreConflict> {
+  const problem = await placementProblem(store.root, item.path);
+  if (problem) return conflictOf(item.path, problem, direction);
+  const absolute = toAbsolute(store.root, item.path);
+  const seen = await store.fs.lstat(absolute);
+  if (seen && seen.type !== 'file') return conflictOf(item.path, 'not-a-file', direction);
+  const data = seen ? await store.fs.readFile(absolute) : undefined;
+  const current = data && seen ? stateOf(data, seen.mode) : ABSENT;
+  if (sameContent(current, item.target)) return 'already';
+  if (item.target.exists && !(await store.blobs.has(item.target.sha256))) return conflictOf(item.path, 'unavailable', direction);
+  if (!sameContent(current, item.expect) && !force) {
+    const reason: RestoreConflictReason = !item.expect.exists ? 'created' : current.exists ? 'modified' : 'deleted';
+    return conflictOf(item.path, reason, direction);
+  }
+  let missing: string[] = [];
+  if (item.target.exists) {
+    const parents = await missingParents(store.fs, store.root, item.path);
+    if (parents === 'blocked') return conflictOf(item.path, 'blocked', direction);
+    missing = parents;
+  }
+  return { item, current, data, seen, missing };
+}
+
+async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, direction: Direction, options: RestoreOptions) {
+  const items = itemsOf(record, direction);
+  if (!Array.isArray(items)) return items;
+  const steps: Evaluated[] = [];
+  const already: Item[] = [];
+  const conflicts: RestoreConflict[] = [];
+  for (const item of items.sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    const verdict = await evaluate(store, item, direction, forced(options, item.path));
+    if (verdict === 'already') already.push(item);
+    else if ('reason' in verdict) conflicts.push(verdict);
+    else steps.push(verdict);
+  }
+  return { steps, already, conflicts };
+}
+
+/** What an undo (or redo) would do right now, without changing anything. */
+export async function planRestore(store: CheckpointStore, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestorePlan> {
+  const read = await store.read(id);
+  if (!read.ok) return read;
+  const evaluated = await evaluateAll(store, read.record, direction, options);
+  if ('ok' in evaluated) return evaluated;
+  return { ok: true, restorable: [...evaluated.steps.map((s) => s.item.path), ...evaluated.already.map((a) => a.path)].sort(), conflicts: evaluated.conflicts };
+}
+
+/** Raised when the disk refused the restore; names the file and says what was restored. */
+export class RestoreError extends Error {
+  constructor(message: string, readonly path: string, readonly restored: string[]) {
+    super(message);
+    this.name = 'RestoreError';
+  }
+}
+
+async function takeJournalLock(store: CheckpointStore, id: string): Promise<RestoreFailure | undefined> {
+  const existing = journalPath(store.journalsDir, id);
+  if (!(await store.fs.lstat(existing))) return undefined;
+  const journal = parseJournal(Buffer.from(await store.fs.readFile(existing)).toString('utf8'), id);
+  if (journal && store.processAlive(journal.pid)) {
+    return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now (by process ${journal.pid}); try again in a moment.` };
+  }
+  // Left by a process that is gone: finish or roll back what it started, then go on.
+  await recoverJournal(store, id);
+  return undefined;
+}
+
+/**
+ * Undoes (or redoes) checkpoint `id`. Failure policy as for accept: a failure while staging leaves
+ * the workspace as it was and throws RestoreError; a crash anywhere leaves the journal for recovery.
+ */
+export async function restore(store: CheckpointStore, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+  if (!isPlainCheckpointId(id)) throw new Error(`"${id}" is not a checkpoint id.`);
+  const busy = await takeJournalLock(store, id);
+  if (busy) return busy;
+  const read = await store.read(id);
+  if (!read.ok) return read;
+  const record = read.record;
+  const evaluated = await evaluateAll(store, record, direction, options);
+  if ('ok' in evaluated) return evaluated;
+  const { steps, already, conflicts } = evaluated;
+  if (steps.length === 0 && already.length === 0) return { ok: true, restored: [], conflicts };
+
+  // What this restore replaces is saved first: a redo puts it back, and a forced restore never loses the user's version.
+  for (const step of steps) if (step.data) await store.blobs.put(step.data);
+  await store.blobs.flush();
+
+  const createdDirs = parentsFirst(steps.flatMap((s) => s.missing));
+  // Folder changes are idempotent (removed only once empty, created only when missing), so a repeated partial undo plans them again.
+  const dirPlan = direction === 'undo'
+    ? { removeDirs: record.createdDirs, recreateDirs: record.removedDirs }
+    : { removeDirs: record.undo?.createdDirs ?? [], recreateDirs: record.undo?.removedDirs ?? [] };
+  const journalSteps: RestoreStep[] = steps.map((s) => ({
+    path: s.item.path,
+    action: s.item.target.exists ? 'write' : 'delete',
+    ...(s.item.target.exists ? { temp: restoreTempFor(s.item.path) } : {}),
+    expect: s.current,
+    result: s.item.target,
+  }));
+  const journal: RestoreJournal = {
+    version: 1,
+    checkpointId: id,
+    direction,
+    pid: store.pid,
+    workspaceRoot: store.root,
+    phase: 'staging',
+    steps: journalSteps,
+    createdDirs,
+    ...dirPlan,
+    replaced: [...steps.map((s) => ({ path: s.item.path, replaced: s.current })), ...already.map((a) => ({ path: a.path, replaced: a.target }))],
+    kept: conflicts.map((c) => c.path),
+  };
+  try {
+    await createJournal(store.fs, store.journalsDir, journal);
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
+    throw error;
+  }
+
+  // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
+  // Only the disk's own failures roll back here; anything else (a test's simulated crash) stops like a dying process.
+  const stage = async (file: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      await rollBack(store, journal);
+      const code = errorCode(error) ?? (error instanceof Error ? error.message : String(error));
+      throw new RestoreError(`Undo failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then try again.`, file, []);
+    }
+  };
+  for (const dir of createdDirs) await stage(dir, () => store.fs.mkdir(toAbsolute(store.root, dir)));
+  for (const [index, step] of journalSteps.entries()) {
+    const target = steps[index].item.target;
+    const temp = step.temp;
+    if (!temp || !target.exists) continue;
+    await stage(step.path, async () => store.fs.writeDurable(toAbsolute(store.root, temp), await store.blobs.read(target.sha256), target.mode));
+    store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
+  }
+  const committing: RestoreJournal = { ...journal, phase: 'committing' };
+  await stage(journalSteps[0]?.path ?? id, () => updateJournal(store.fs, store.journalsDir, committing));
+  const committed = await commit(store, committing, steps);
+  return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
+}
+
+/** True when the real file still holds what the check saw (cheap unless size or mtime moved). */
+async function unchanged(store: CheckpointStore, file: string, seen: CheckpointStat | undefined, expect: FileState): Promise<boolean> {
+  const absolute = toAbsolute(store.root, file);
+  const now = await store.fs.lstat(absolute);
+  if (!expect.exists) return now === undefined;
+  if (!now || now.type !== 'file' || now.size !== expect.size) return false;
+  if (seen && now.mtimeMs === seen.mtimeMs) return true;
+  return sameContent(stateOf(await store.fs.readFile(absolute), now.mode), expect);
+}
+
+/** Past the commit point: each step replaces one whole file, unless the user changed it at the last moment. */
+async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined) {
+  const restored = new Set(journal.replaced.map((r) => r.path));
+  const lateConflicts: RestoreConflict[] = [];
+  const touched = new Set<string>();
+  for (const [index, step] of journal.steps.entries()) {
+    const target = toAbsolute(store.root, step.path);
+    const temp = step.temp ? toAbsolute(store.root, step.temp) : undefined;
+    const problem = await placementProblem(store.root, step.path);
+    const tempThere = temp ? (await store.fs.lstat(temp))?.type === 'file' : false;
+    let conflict: RestoreConflict | undefined;
+    if (problem) {
+      conflict = conflictOf(step.path, problem, journal.direction);
+    } else if (await unchanged(store, step.path, evaluated?.[index]?.seen, step.expect)) {
+      if (temp && tempThere) await store.fs.rename(temp, target);
+      else if (temp) conflict = conflictOf(step.path, 'unavailable', journal.direction);
+      else await store.fs.unlink(target);
+      if (!conflict) touched.add(path.dirname(target));
+    } else if (!(await unchanged(store, step.path, undefined, step.result))) {
+      // Neither as checked nor as restored: the user changed it at the last moment, and that wins.
+      conflict = conflictOf(step.path, step.expect.exists ? 'modified' : 'created', journal.direction);
+    }
+    // (As restored already: renamed before a crash, or the user did the same; nothing to do.)
+    // A temp not renamed (a conflict, or a step already done) goes; after a rename the name is free (quiet).
+    if (temp) await store.fs.unlink(temp).catch(() => undefined);
+    if (conflict) {
+      lateConflicts.push(conflict);
+      restored.delete(step.path);
+    }
+    store.options.onRestoreStep?.({ phase: 'committed', path: step.path });
+  }
+  for (const dir of touched) await store.fs.fsyncDirectory(dir).catch(() => undefined);
+  const late = new Set(lateConflicts.map((c) => c.path));
+  const dirs = await settleDirs(store, journal, late);
+  await writeOutcome(store, journal, late, dirs);
+  await removeJournal(store.fs, store.journalsDir, journal.checkpointId);
+  return { restored: [...restored].sort(), lateConflicts };
+}
+
+/** After the files: folders the change created go (once empty), folders it removed come back. */
+async function settleDirs(store: CheckpointStore, journal: RestoreJournal, kept: Set<string>): Promise<{ removed: string[]; created: string[] }> {
+  const removed: string[] = [];
+  for (const dir of deepestFirst(journal.removeDirs)) {
+    if ([...kept].some((file) => file.startsWith(`${dir}/`))) continue;
+    if (await placementProblem(store.root, dir)) continue;
+    if ((await store.fs.lstat(toAbsolute(store.root, dir)))?.type !== 'directory') continue;
+    if (await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir))) removed.push(dir);
+  }
+  const created = [...journal.createdDirs];
+  for (const dir of parentsFirst(journal.recreateDirs)) {
+    if (await placementProblem(store.root, dir)) continue;
+    const parents = await missingParents(store.fs, store.root, `${dir}/x`);
+    if (parents === 'blocked') continue;
+    for (const missing of parents) {
+      await store.fs.mkdir(toAbsolute(store.root, missing));
+      created.push(missing);
+    }
+  }
+  return { removed, created };
+}
+
+/** Writes what the restore did into the record (the same code finishes a recovered journal). */
+async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }): Promise<void> {
+  const read = await store.read(journal.checkpointId);
+  if (!read.ok) return;
+  const record = read.record;
+  const done = journal.replaced.filter((r) => !lateKept.has(r.path));
+  const kept = [...new Set([...journal.kept, ...lateKept])];
+  if (journal.direction === 'undo') {
+    const previous: UndoneState | undefined = record.state === 'undone' ? record.undo : undefined;
+    const paths = [...(previous?.paths ?? []).filter((p) => !done.some((d) => d.path === p.path)), ...done];
+    if (paths.length === 0) return;
+    await store.write({
+      ...record,
+      state: 'undone',
+      undo: {
+        at: store.now(),
+        paths,
+        kept: kept.filter((k) => !paths.some((p) => p.path === k)),
+        createdDirs: [...new Set([...(previous?.createdDirs ?? []), ...dirs.created])],
+        removedDirs: [...new Set([...(previous?.removedDirs ?? []), ...dirs.removed])],
+      },
+    });
+    return;
+  }
+  // Redo: the paths put back hold what the undo replaced, which the next undo expects to find.
+  const redone = new Map(done.map((d) => [d.path, d]));
+  const undoPaths = record.undo?.paths ?? [];
+  const files = record.files.map((file) => {
+    const back = undoPaths.find((p) => p.path === file.path);
+    return back && redone.has(file.path) ? { ...file, after: back.replaced } : file;
+  });
+  const remaining = undoPaths.filter((p) => !redone.has(p.path));
+  if (remaining.length === 0) {
+    const { undo: _dropped, ...rest } = record;
+    void _dropped;
+    await store.write({ ...rest, state: 'applied', files });
+  } else {
+    await store.write({ ...record, files, undo: { ...record.undo!, paths: remaining } });
+  }
+}
+
+async function removeTemp(store: CheckpointStore, step: RestoreStep): Promise<void> {
+  if (!step.temp || (await placementProblem(store.root, step.temp))) return;
+  const absolute = toAbsolute(store.root, step.temp);
+  if ((await store.fs.lstat(absolute))?.type === 'file') await store.fs.unlink(absolute);
+}
+
+async function rollBack(store: CheckpointStore, journal: RestoreJournal): Promise<void> {
+  for (const step of journal.steps) await removeTemp(store, step).catch(() => undefined);
+  for (const dir of deepestFirst(journal.createdDirs)) {
+    if (!(await placementProblem(store.root, dir))) await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir)).catch(() => false);
+  }
+  await removeJournal(store.fs, store.journalsDir, journal.checkpointId).catch(() => undefined);
+}
+
+export type JournalRecovery = { checkpointId: string; outcome: 'rolled-back' | 'rolled-forward' | 'abandoned'; restored: string[] };
+
+/** Finishes (past the commit point) or rolls back (still staging) the journal a dead process left. */
+export async function recoverJournal(store: CheckpointStore, checkpointId: string): Promise<JournalRecovery> {
+  const file = journalPath(store.journalsDir, checkpointId);
+  const info = await store.fs.lstat(file);
+  const journal = info?.type === 'file' ? parseJournal(Buffer.from(await store.fs.readFile(file)).toString('utf8'), checkpointId) : undefined;
+  if (!journal || journal.workspaceRoot !== store.root) {
+    // Unreadable: the first write of a journal comes before any temp, so nothing was staged yet.
+    await store.fs.unlink(file);
+    return { checkpointId, outcome: 'abandoned', restored: [] };
+  }
+  if (journal.phase === 'staging') {
+    await rollBack(store, journal);
+    return { checkpointId, outcome: 'rolled-back', restored: [] };
+  }
+  const { restored } = await commit(store, journal, undefined);
+  return { checkpointId, outcome: 'rolled-forward', restored };
+}

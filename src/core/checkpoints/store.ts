@@ -1,0 +1,195 @@
+// The checkpoints of one workspace on disk: <stateDir>/checkpoints/<workspace key>/ holding one
+// record per checkpoint, the content-addressed blobs they refer to, and the journals of undos in flight.
+import { createHash, randomBytes } from 'node:crypto';
+import { realpath } from 'node:fs/promises';
+import * as path from 'node:path';
+import { BlobStore } from './blobStore';
+import { errorCode, nodeCheckpointFs, type CheckpointFs } from './checkpointFs';
+import { ensurePrivateDirectory } from './privateDir';
+import { isPlainCheckpointId, parseRecord, summaryOf, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
+import { pruneCheckpoints, type PruneLimits, type PruneReport } from './prune';
+import { CheckpointRecording } from './recording';
+import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
+import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
+
+export const CHECKPOINTS_FOLDER = 'checkpoints';
+
+export interface CheckpointStoreOptions {
+  /** The engine's state folder (the extension's workspace storage, or the CLI's --state-dir). */
+  stateDir: string;
+  /** The workspace; its realpath names the store and anchors every path. */
+  workspaceRoot: string;
+  fs?: CheckpointFs;
+  now?: () => number;
+  /** Recorded in each recording; defaults to this process. */
+  pid?: number;
+  /** Defaults to `process.kill(pid, 0)`; tests pass their own to play a process that died. */
+  isProcessAlive?: (pid: number) => boolean;
+  /** Observes each staged and committed file of an undo; a throw acts like a crash (tests only). */
+  onRestoreStep?: (event: { phase: 'staged' | 'committed'; path: string }) => void;
+}
+
+export type ReadResult =
+  | { ok: true; record: CheckpointRecord }
+  | { ok: false; reason: 'unknown' | 'malformed'; message: string };
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else — still alive.
+    return errorCode(error) === 'EPERM';
+  }
+}
+
+/** The folder name for a workspace: readable, and unique by the hash of its real path. */
+export function workspaceKey(realRoot: string): string {
+  const name = path.basename(realRoot).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'root';
+  return `${name}-${createHash('sha256').update(realRoot).digest('hex').slice(0, 16)}`;
+}
+
+export class CheckpointStore {
+  readonly blobs: BlobStore;
+  readonly recordsDir: string;
+  readonly journalsDir: string;
+  readonly fs: CheckpointFs;
+  readonly pid: number;
+
+  private constructor(
+    /** Realpath of the workspace. */
+    readonly root: string,
+    /** This workspace's folder in the state folder. */
+    readonly dir: string,
+    readonly options: CheckpointStoreOptions,
+  ) {
+    this.fs = options.fs ?? nodeCheckpointFs;
+    this.pid = options.pid ?? process.pid;
+    this.blobs = new BlobStore(path.join(dir, 'blobs'), this.fs);
+    this.recordsDir = path.join(dir, 'records');
+    this.journalsDir = path.join(dir, 'journals');
+  }
+
+  static async open(options: CheckpointStoreOptions): Promise<CheckpointStore> {
+    let root: string;
+    try {
+      root = await realpath(options.workspaceRoot);
+    } catch {
+      throw new Error(`Workspace folder ${options.workspaceRoot} does not exist; checkpoints belong to an existing folder.`);
+    }
+    const dir = path.join(path.resolve(options.stateDir), CHECKPOINTS_FOLDER, workspaceKey(root));
+    for (const sub of ['', 'records', 'blobs', 'journals']) await ensurePrivateDirectory(path.join(dir, sub));
+    return new CheckpointStore(root, dir, options);
+  }
+
+  now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  processAlive(pid: number): boolean {
+    if (pid === this.pid) return true;
+    return (this.options.isProcessAlive ?? isProcessAlive)(pid);
+  }
+
+  private recordPath(id: string): string {
+    if (!isPlainCheckpointId(id)) throw new Error(`"${id}" is not a checkpoint id.`);
+    return path.join(this.recordsDir, `${id}.json`);
+  }
+
+  /** Starts a checkpoint; nothing is on disk until its first capture. */
+  begin(origin: CheckpointOrigin): CheckpointRecording {
+    return new CheckpointRecording(this, origin);
+  }
+
+  /** Takes the checkpoint's change back: see restore() for the conflict rule and the journal. */
+  undo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+    return restore(this, id, 'undo', options);
+  }
+
+  /** Puts back what an undo replaced, with the same conflict rule. */
+  redo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+    return restore(this, id, 'redo', options);
+  }
+
+  /** What undo would restore and which files conflict, without changing anything. */
+  planUndo(id: string): Promise<RestorePlan> {
+    return planRestore(this, id, 'undo');
+  }
+
+  planRedo(id: string): Promise<RestorePlan> {
+    return planRestore(this, id, 'redo');
+  }
+
+  /** Finishes what dead processes left (interrupted undos, unfinished recordings). */
+  recover(): Promise<CheckpointRecoveryReport> {
+    return recoverCheckpoints(this);
+  }
+
+  prune(limits: PruneLimits): Promise<PruneReport> {
+    return pruneCheckpoints(this, limits);
+  }
+
+  async read(id: string): Promise<ReadResult> {
+    const file = this.recordPath(id);
+    const info = await this.fs.lstat(file);
+    if (!info) return { ok: false, reason: 'unknown', message: `There is no checkpoint "${id}" for this workspace.` };
+    const record = info.type === 'file' ? parseRecord(Buffer.from(await this.fs.readFile(file)).toString('utf8'), id) : undefined;
+    if (!record || record.workspaceRoot !== this.root) {
+      return { ok: false, reason: 'malformed', message: `Checkpoint "${id}" cannot be read (its record is damaged or not one Speculate wrote); nothing was changed.` };
+    }
+    return { ok: true, record };
+  }
+
+  /** Replaces the record atomically (temp + fsync + rename + folder fsync). */
+  async write(record: CheckpointRecord): Promise<void> {
+    const target = this.recordPath(record.id);
+    const temp = path.join(this.recordsDir, `.${record.id}.${randomBytes(6).toString('hex')}.tmp`);
+    await this.fs.writeDurable(temp, JSON.stringify(record), 0o600);
+    try {
+      await this.fs.rename(temp, target);
+    } catch (error) {
+      await this.fs.unlink(temp);
+      throw error;
+    }
+    await this.fs.fsyncDirectory(this.recordsDir);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.fs.unlink(this.recordPath(id));
+    await this.fs.fsyncDirectory(this.recordsDir);
+  }
+
+  /** Ids of every record file (valid or not), unordered. */
+  async ids(): Promise<string[]> {
+    return (await this.fs.readdir(this.recordsDir))
+      .filter((name) => name.endsWith('.json'))
+      .map((name) => name.slice(0, -'.json'.length))
+      .filter(isPlainCheckpointId);
+  }
+
+  /** Every readable checkpoint of the workspace, newest first. */
+  async records(): Promise<CheckpointRecord[]> {
+    const found: CheckpointRecord[] = [];
+    for (const id of await this.ids()) {
+      const result = await this.read(id);
+      if (result.ok) found.push(result.record);
+    }
+    return found.sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1));
+  }
+
+  async list(): Promise<CheckpointSummary[]> {
+    return (await this.records()).filter((r) => r.state !== 'recording').map(summaryOf);
+  }
+
+  /** Bytes the store takes on disk (records, blobs, journals). */
+  async sizeOnDisk(): Promise<number> {
+    let total = 0;
+    for (const dir of [this.recordsDir, this.blobs.dir, this.journalsDir]) {
+      for (const name of await this.fs.readdir(dir)) {
+        const info = await this.fs.lstat(path.join(dir, name));
+        if (info?.type === 'file') total += info.size;
+      }
+    }
+    return total;
+  }
+}
