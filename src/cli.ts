@@ -4,6 +4,7 @@ import { runFilterSuggestion } from './cli/filterSuggestion';
 import { runGate } from './cli/gate';
 import { runShellCheck } from './cli/shellCheck';
 import { runSpeculate } from './cli/speculate';
+import { runUndo } from './cli/undo';
 import { USAGE, UsageError } from './cli/usage';
 
 type Command = (args: string[]) => Promise<number>;
@@ -15,6 +16,7 @@ const COMMANDS: Record<string, Command> = {
   'filter-suggestion': () => runFilterSuggestion(io),
   gate: () => runGate(io),
   speculate: (args) => runSpeculate(args, process.stdout),
+  undo: (args) => runUndo(args, process.stdout),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,8 +1,7 @@
 // `speculate`: one speculation of a suggestion against an OpenAI-compatible endpoint, exactly as
 // the extension runs it after showing the suggestion; with --accept it then applies the overlay.
 import { readFile, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { cleanupStaleOverlays } from '../core/followup/overlayFs';
+import { OverlayApplyError } from '../core/followup/overlayFs';
 import type { ChatMessage } from '../core/messages';
 import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
 import { startSpeculation, type Speculation } from '../core/followup/speculation';
@@ -11,6 +10,7 @@ import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/sugges
 import { isToolResultPairingValid } from '../core/messages/pairing';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
+import { housekeeping, openCheckpointStore } from './checkpointStore';
 import { UsageError } from './usage';
 
 export interface SpeculateArgs {
@@ -24,6 +24,8 @@ export interface SpeculateArgs {
   maxTurns?: number;
   accept: boolean;
   timeoutMs?: number;
+  /** Where checkpoints live (default: $XDG_STATE_HOME/speculate). */
+  stateDir?: string;
 }
 
 const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
@@ -31,7 +33,7 @@ const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
 export function parseSpeculateArgs(argv: string[]): SpeculateArgs {
   const values = new Map<string, string>();
   let accept = false;
-  const valued = new Set(['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms']);
+  const valued = new Set(['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms', '--state-dir']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--accept') {
@@ -72,6 +74,8 @@ export function parseSpeculateArgs(argv: string[]): SpeculateArgs {
   if (maxTurns !== undefined) args.maxTurns = maxTurns;
   const timeoutMs = positive('--timeout-ms');
   if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
+  const stateDir = values.get('--state-dir');
+  if (stateDir) args.stateDir = stateDir;
   return args;
 }
 
@@ -123,7 +127,15 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
   if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
   const history = args.historyFile ? await readHistory(args.historyFile) : [];
   // An accept interrupted by a crash (of the extension or an earlier run) is finished or rolled back first.
-  await cleanupStaleOverlays(tmpdir()).catch((error: unknown) => process.stderr.write(`speculate: housekeeping failed: ${String(error)}\n`));
+  await housekeeping();
+  // No checkpoint, no accept: a state folder that cannot be used stops the accept, not the run.
+  let checkpointsError: string | undefined;
+  const checkpoints = args.accept
+    ? await openCheckpointStore(args.workspace, args.stateDir).catch((error: unknown) => {
+        checkpointsError = `accept not done: checkpoints cannot be saved (${error instanceof Error ? error.message : String(error)})`;
+        return undefined;
+      })
+    : undefined;
   const services = await openWorkspaceServices(args.workspace);
   const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey });
   const params = new CacheSafeParamsStore().save({ systemPrompt: services.systemPrompt, tools: services.tools.definitions(), history, model: args.model });
@@ -157,14 +169,21 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
     if (timer) clearTimeout(timer);
     const filesWritten = final.filesWritten.map((f) => f.path);
     let applied: { files: string[]; conflicts: string[] } | null = null;
-    let error = final.error;
-    if (args.accept && (final.status === 'completed' || final.status === 'boundary')) {
+    let checkpoint: string | null = null;
+    let error = final.error ?? checkpointsError ?? null;
+    if (checkpoints && (final.status === 'completed' || final.status === 'boundary')) {
+      // The checkpoint holds every replaced file's state before the accept, saved before the first is replaced.
+      const recording = checkpoints.begin({ kind: 'accept', suggestion: args.suggestion, runId: run.id });
+      let appliedPaths: readonly string[] = [];
       try {
-        const result = await run.apply();
+        const result = await run.apply({ checkpoint: recording });
+        appliedPaths = result.applied;
         applied = { files: result.applied, conflicts: result.conflicts.map((c) => c.path) };
       } catch (applyError) {
+        if (applyError instanceof OverlayApplyError) appliedPaths = applyError.applied;
         error = `accept failed: ${applyError instanceof Error ? applyError.message : String(applyError)}`;
       }
+      checkpoint = (await recording.finish(appliedPaths))?.id ?? null;
     }
     const result = {
       status: final.status,
@@ -174,6 +193,7 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
       messages: run.messagesForInjection(),
       pipelinedSuggestion: final.pipelinedSuggestion,
       applied,
+      checkpoint,
       error,
       timeSavedMs: Math.round(run.timeSavedMs()),
     };

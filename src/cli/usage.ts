@@ -10,8 +10,16 @@ Stream commands read JSON lines on stdin and write JSON lines on stdout:
 
   speculate --workspace DIR --base-url URL --model NAME --suggestion TEXT
             [--api-key KEY] [--approval-mode default|auto-edit|yolo|plan] [--history FILE.json]
-            [--max-turns N] [--accept] [--timeout-ms N]
-      Runs one speculation exactly as the extension would and prints one JSON object.
+            [--max-turns N] [--accept] [--timeout-ms N] [--state-dir DIR]
+      Runs one speculation exactly as the extension would and prints one JSON object;
+      with --accept it applies the result and names the checkpoint that undoes it.
+
+  undo --workspace DIR --checkpoint ID [--state-dir DIR] [--force]
+      Restores every file the checkpoint's change touched to its state just before it; files
+      changed since are conflicts and kept, unless --force. Prints {"restored", "conflicts", "error"}.
+
+  --state-dir DIR holds checkpoints between runs (default $XDG_STATE_HOME/speculate,
+  or ~/.local/state/speculate).
 
 Exit codes: 0 ran (whatever the verdicts), 2 bad usage, 1 internal failure.
 `;

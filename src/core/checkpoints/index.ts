@@ -6,6 +6,7 @@ export { RecordingWorkspaceFs, CheckpointSaveError } from './recordingFs';
 export { RestoreError, type RestoreConflict, type RestoreConflictReason, type RestoreOutcome, type RestorePlan, type RestoreOptions } from './restore';
 export { isPlainCheckpointId, summaryOf, changeKindOf, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary, type ChangeKind } from './record';
 export { defaultStateDir } from './stateDir';
-export type { PruneLimits, PruneReport } from './prune';
+export { DEFAULT_PRUNE_LIMITS, type PruneLimits, type PruneReport } from './prune';
 export type { CheckpointRecoveryReport } from './recovery';
 export type { FileState } from './fileState';
+export { CheckpointFolderError } from './privateDir';

@@ -19,6 +19,9 @@ export interface PruneReport {
   bytesAfter: number;
 }
 
+/** The defaults of the speculate.checkpoints.* settings, and what the CLI uses. */
+export const DEFAULT_PRUNE_LIMITS: PruneLimits = { maxAgeMs: 30 * 24 * 60 * 60 * 1000, maxBytes: 256 * 1024 * 1024 };
+
 /** A blob or temp younger than this is never collected: its record may still be on its way. */
 export const COLLECT_GRACE_MS = 60 * 60 * 1000;
 

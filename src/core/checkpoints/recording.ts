@@ -13,6 +13,11 @@ export interface CaptureRequest {
   expect?: FileState;
   /** What the caller will leave there, when it knows (an accept does; a tool write does not). */
   after?: FileState;
+  /**
+   * Save the state again even if the path was captured before: for a path the change has not
+   * touched yet (an accept's conflict the user now overwrites), whose file may have changed since.
+   */
+  refresh?: boolean;
 }
 
 export type RefusalReason = 'changed' | 'not-a-file' | 'outside-workspace' | 'path-changed';
@@ -86,7 +91,7 @@ export class CheckpointRecording {
     const added: CheckpointFile[] = [];
     const createdDirs: string[] = [];
     for (const request of requests) {
-      const existing = this.captured.get(request.path);
+      const existing = request.refresh ? undefined : this.captured.get(request.path);
       if (existing) {
         if (request.after) existing.after = request.after;
         continue;
@@ -124,9 +129,10 @@ export class CheckpointRecording {
     const removed = (dirs.removed ?? []).filter((dir) => !this.record.removedDirs.includes(dir));
     if (added.length === 0 && removed.length === 0 && !requests.some((r) => r.after && this.captured.has(r.path))) return { refused };
     await store.blobs.flush();
+    const replaced = new Set(added.map((f) => f.path));
     const next: CheckpointRecord = {
       ...this.record,
-      files: [...this.record.files, ...added],
+      files: [...this.record.files.filter((f) => !replaced.has(f.path)), ...added],
       createdDirs: [...new Set([...this.record.createdDirs, ...createdDirs])],
       removedDirs: [...this.record.removedDirs, ...removed],
     };

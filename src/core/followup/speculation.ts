@@ -9,6 +9,7 @@ import type { Tool, ToolContext } from '../tools/types';
 import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
+import type { CheckpointRecording } from '../checkpoints';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;
@@ -401,14 +402,24 @@ export class Speculation {
 
   /**
    * Accept step 1: applies the overlay to the workspace. Conflicting files are not written; the
-   * caller decides (overwrite / keep mine) and may call again with `overwrite` or `skip`.
+   * caller decides (overwrite / keep mine) and may call again with `overwrite` or `skip`. With a
+   * `checkpoint`, the state of every file about to be replaced is saved in it (durably) first;
+   * the caller finishes the checkpoint with the applied paths.
    */
-  async apply(options?: { overwrite?: readonly string[]; skip?: readonly string[] }): Promise<ApplyResult> {
+  async apply(options: { overwrite?: readonly string[]; skip?: readonly string[]; checkpoint?: CheckpointRecording } = {}): Promise<ApplyResult> {
     if (this.status === 'running' || this.status === 'aborted' || this.status === 'failed') {
       throw new Error(`A ${this.status} speculation cannot be applied.`);
     }
     if (!this.overlay) return { applied: [], conflicts: [] };
-    return this.overlay.applyToReal(options);
+    const { checkpoint, ...applyOptions } = options;
+    if (checkpoint) {
+      const skip = new Set(options.skip ?? []);
+      const overwrite = new Set(options.overwrite ?? []);
+      const paths = this.overlay.writtenFiles().map((file) => file.path).filter((file) => !skip.has(file));
+      // Refused paths (a folder there, a symlink out) are ones the overlay's own check refuses too.
+      await checkpoint.capture(paths.map((file) => ({ path: file, ...(overwrite.has(file) ? { refresh: true } : {}) })));
+    }
+    return this.overlay.applyToReal(applyOptions);
   }
 
   /** The speculated messages, paired and ready to join the main conversation. */

@@ -105,7 +105,8 @@ describe('headless CLI', function () {
       const result = await run(args(), '', { TMPDIR: tmp });
       assert.equal(result.code, 0, result.stderr);
       const out = JSON.parse(result.stdout) as Record<string, unknown>;
-      assert.deepEqual(Object.keys(out).sort(), ['applied', 'boundary', 'error', 'filesWritten', 'messages', 'pipelinedSuggestion', 'status', 'timeSavedMs', 'toolCalls'].sort());
+      assert.deepEqual(Object.keys(out), ['status', 'boundary', 'toolCalls', 'filesWritten', 'messages', 'pipelinedSuggestion', 'applied', 'checkpoint', 'error', 'timeSavedMs']);
+      assert.equal(out.checkpoint, null);
       assert.equal(out.status, 'completed');
       assert.deepEqual(out.filesWritten, ['src/greet.ts']);
       assert.deepEqual((out.toolCalls as { name: string; decision: string; executed: boolean }[]).map((c) => [c.name, c.decision, c.executed]), [['read_file', 'allow', true], ['edit', 'redirect', true]]);
@@ -116,9 +117,10 @@ describe('headless CLI', function () {
     });
 
     it('with --accept applies the overlay as Tab would', async () => {
-      const result = await run(args(['--accept']), '', { TMPDIR: tmp });
-      const out = JSON.parse(result.stdout) as { applied: { files: string[]; conflicts: string[] } };
+      const result = await run(args(['--accept', '--state-dir', join(scratch, 'state')]), '', { TMPDIR: tmp });
+      const out = JSON.parse(result.stdout) as { applied: { files: string[]; conflicts: string[] }; checkpoint: string };
       assert.deepEqual(out.applied, { files: ['src/greet.ts'], conflicts: [] });
+      assert.match(out.checkpoint, /^[A-Za-z0-9][A-Za-z0-9._-]*$/);
       assert.match(readFileSync(join(workspace, 'src/greet.ts'), 'utf8'), /export function farewell/);
       assert.deepEqual(overlaysLeft(), []);
     });
