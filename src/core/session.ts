@@ -4,6 +4,7 @@ import { ApprovalScheduler, type ApprovalPrompter, type ApprovalMode } from './c
 import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
 import type { ChatMessage } from './messages';
+import { composeUserMessage, replaceUserText, type Attachment } from './context/attachments';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './followup/acceptance';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
@@ -17,9 +18,10 @@ import {
   type ToolCallRecord,
 } from './followup/speculation';
 import { forkRunnerFromQuery, generateSuggestion, type SuggestionResult } from './followup/suggestionGenerator';
-import type { LlmClient } from './llm/llmClient';
+import type { LlmClient, Usage } from './llm/llmClient';
 import type { SpeculateStats } from './stats/speculateStats';
 import type { ToolContext } from './tools/types';
+import { isZero, UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from './usage/usageLedger';
 
 export interface SessionConfig {
   model: string;
@@ -50,18 +52,25 @@ export interface ChatSessionOptions {
 /** What the session tells its UI. Plain data, safe to post to a webview. */
 export type SessionEvent =
   | { type: 'chat'; event: ChatEvent }
-  | { type: 'user_message'; text: string }
+  /** The user's words (attachments apart) and where the message sits in the history. */
+  | { type: 'user_message'; text: string; historyIndex: number; attachments: Attachment[] }
+  /** Edit & resend or Regenerate cut the history to its first `length` messages. */
+  | { type: 'history_truncated'; length: number }
+  /** Tokens one turn, suggestion or speculation spent; `chat` is the chat's running total. */
+  | { type: 'usage'; source: UsageSource; model: string; counts: TokenCounts; chat: UsageSnapshot }
   | { type: 'busy'; busy: boolean }
   | { type: 'suggestion'; text: string | null }
   | { type: 'speculation'; snapshot: SpeculationSnapshot | null }
   /** Tab on a still-running speculation: it continues in the foreground; its progress follows. */
-  | { type: 'speculation_promoted'; snapshot: SpeculationSnapshot }
+  | { type: 'speculation_promoted'; snapshot: SpeculationSnapshot; historyStart: number }
   | { type: 'speculation_progress'; event: SpeculationEvent }
   | {
       type: 'speculation_accepted';
       runId: string;
       suggestion: string;
       messages: ChatMessage[];
+      /** Where `messages` start in the history. */
+      historyStart: number;
       toolCalls: ToolCallRecord[];
       applied: string[];
       notApplied: string[];
@@ -97,6 +106,10 @@ export class ChatSession {
   private pipelineSource: Speculation | undefined;
   private turnRunning = false;
   private disposed = false;
+  /** What this chat spent, main turns and background work apart. */
+  private usage = new UsageLedger();
+  /** Runs whose tokens are already in `usage` (a run is counted once, however it ends). */
+  private readonly countedRuns = new WeakSet<Speculation>();
 
   constructor(private readonly options: ChatSessionOptions) {
     this.config = { ...options.config };
@@ -180,16 +193,82 @@ export class ChatSession {
     return this.cacheStore.get();
   }
 
+  /** What this chat has spent so far. */
+  get usageSnapshot(): UsageSnapshot {
+    return this.usage.snapshot();
+  }
+
+  private recordUsage(source: UsageSource, model: string, usage: Usage): void {
+    const counts = this.usage.add(source, model, usage);
+    if (!isZero(counts)) this.emit({ type: 'usage', source, model, counts, chat: this.usage.snapshot() });
+  }
+
+  /** The model background work runs on. */
+  private get backgroundModel(): string {
+    return this.config.fastModel || this.config.model;
+  }
+
+  private countRunUsage(speculation: Speculation): void {
+    if (this.countedRuns.has(speculation)) return;
+    this.countedRuns.add(speculation);
+    this.recordUsage('speculation', this.backgroundModel, speculation.snapshot().usage);
+  }
+
   // ── the main path ────────────────────────────────────────────────────────────────────────────
 
-  /** The user sends a message: any suggestion and speculation go, then a live turn runs. */
-  async submit(text: string): Promise<TurnOutcome | undefined> {
+  /**
+   * The user sends a message: any suggestion and speculation go, then a live turn runs. Attached
+   * context is written into the message once, here, so the history (and every fork) keeps it as sent.
+   */
+  async submit(text: string, attachments: readonly Attachment[] = []): Promise<TurnOutcome | undefined> {
     const trimmed = text.trim();
     if (trimmed === '' || this.turnRunning || this.pendingAccept) return undefined;
     this.followup.clear();
     await this.abortSpeculation('new main turn');
-    this.emit({ type: 'user_message', text: trimmed });
-    return this.runTurn(() => this.conversation.send(trimmed));
+    return this.sendLive(trimmed, composeUserMessage(trimmed, attachments), [...attachments]);
+  }
+
+  private sendLive(text: string, content: string, attachments: Attachment[]): Promise<TurnOutcome> {
+    this.emit({ type: 'user_message', text, historyIndex: this.conversation.messages.length, attachments });
+    return this.runTurn(() => this.conversation.send(content));
+  }
+
+  /**
+   * Edit & resend: the chat from the user message at `historyIndex` on is replaced by the edited
+   * message and a new answer. Its attachments stay; files are not rewound.
+   */
+  async editAndResend(historyIndex: number, text: string): Promise<TurnOutcome | { status: 'refused'; reason: string } | undefined> {
+    const trimmed = text.trim();
+    if (trimmed === '' || this.turnRunning || this.pendingAccept) return undefined;
+    const original = this.conversation.messages[historyIndex];
+    if (original?.role !== 'user') return { status: 'refused', reason: 'That message is no longer in this chat.' };
+    const cut = await this.cutHistory(historyIndex);
+    if (!cut.ok) return { status: 'refused', reason: cut.reason };
+    return this.sendLive(trimmed, replaceUserText(original.content, trimmed), []);
+  }
+
+  /** Regenerate: the last answer (everything after the last user message) goes, and a new one runs. */
+  async regenerate(): Promise<TurnOutcome | { status: 'refused'; reason: string } | undefined> {
+    if (this.turnRunning || this.pendingAccept) return undefined;
+    const messages = this.conversation.messages;
+    let lastUser = messages.length - 1;
+    while (lastUser >= 0 && messages[lastUser].role !== 'user') lastUser--;
+    if (lastUser < 0) return { status: 'refused', reason: 'There is no answer to regenerate yet.' };
+    const cut = await this.cutHistory(lastUser + 1);
+    if (!cut.ok) return { status: 'refused', reason: cut.reason };
+    return this.runTurn(() => this.conversation.resume());
+  }
+
+  private async cutHistory(length: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+    this.followup.clear();
+    this.suggestionAbort?.abort();
+    await this.abortSpeculation('the chat was edited');
+    const cut = this.conversation.truncate(length);
+    if (!cut.ok) return cut;
+    // Forks must not start from turns that are gone; the next settled turn saves new params.
+    this.cacheStore.clear();
+    this.emit({ type: 'history_truncated', length });
+    return cut;
   }
 
   /** Retries the last failed turn, keeping the user's message and finished tool results. */
@@ -211,6 +290,7 @@ export class ChatSession {
     let outcome: TurnOutcome;
     try {
       outcome = await run();
+      this.recordUsage('chat', this.config.model, outcome.usage);
     } finally {
       this.turnRunning = false;
       this.emit({ type: 'busy', busy: false });
@@ -269,6 +349,7 @@ export class ChatSession {
     });
     if (this.suggestionAbort === controller) this.suggestionAbort = undefined;
     this.options.stats?.recordGeneration(result);
+    if ('usage' in result) this.recordUsage('suggestion', this.backgroundModel, result.usage);
     if (result.kind === 'failed') this.log(`suggestion ${result.failed}: ${result.message}`);
     if (result.kind !== 'suggestion' || controller.signal.aborted || this.disposed) return;
     // The user may have started typing or sent something while the fork ran.
@@ -309,6 +390,7 @@ export class ChatSession {
           conditions: { enabled: true, approvalPending: false, lastTurn: 'completed', planMode: false, userTyping: false },
         });
         this.options.stats?.recordGeneration(result);
+        if ('usage' in result) this.recordUsage('suggestion', this.backgroundModel, result.usage);
         return result.kind === 'suggestion' ? result.suggestion : null;
       },
       log: (line) => this.log(line),
@@ -324,6 +406,7 @@ export class ChatSession {
         if (snapshot.status !== lastStatus) {
           lastStatus = snapshot.status;
           this.recordFinish(snapshot);
+          if (snapshot.status !== 'running') this.countRunUsage(speculation);
         }
         this.emit({ type: 'speculation', snapshot });
       } else if (event.type === 'tool_end' || event.type === 'tool_start') {
@@ -357,6 +440,7 @@ export class ChatSession {
     // (A failed run was counted as failed; an accepted one never comes here.)
     const status = speculation.snapshot().status;
     await speculation.abort();
+    this.countRunUsage(speculation);
     if (status === 'running' || status === 'completed' || status === 'boundary') this.options.stats?.recordSpeculationAborted();
     this.log(`speculation ${speculation.id} aborted: ${why}`);
     this.emit({ type: 'speculation', snapshot: null });
@@ -393,7 +477,7 @@ export class ChatSession {
     this.promoted = speculation;
     this.turnRunning = true;
     this.emit({ type: 'busy', busy: true });
-    this.emit({ type: 'speculation_promoted', snapshot: speculation.snapshot() });
+    this.emit({ type: 'speculation_promoted', snapshot: speculation.snapshot(), historyStart: this.conversation.messages.length });
     const final = await speculation.done;
     this.turnRunning = false;
     this.emit({ type: 'busy', busy: false });
@@ -410,6 +494,7 @@ export class ChatSession {
     if (final.status === 'failed') {
       this.emit({ type: 'notice', text: 'Running ahead failed, so the request runs live now.' });
       this.lastTurn = 'completed';
+      // The promoted run already showed the suggestion as the user's message.
       await this.runTurn(() => this.conversation.send(speculation.suggestion));
     }
   }
@@ -445,7 +530,8 @@ export class ChatSession {
         this.log(step.why);
         this.emit({ type: 'notice', text: step.notice });
         await this.discardSpeculation(speculation);
-        await this.runTurn(() => this.conversation.send(speculation.suggestion));
+        if (acceptance.alreadyRendered) await this.runTurn(() => this.conversation.send(speculation.suggestion));
+        else await this.sendLive(speculation.suggestion, speculation.suggestion, []);
         return;
       case 'injected':
         this.pendingAccept = undefined;
@@ -460,6 +546,7 @@ export class ChatSession {
       runId: speculation.id,
       suggestion: speculation.suggestion,
       messages: run.messages,
+      historyStart: this.conversation.messages.length - run.messages.length,
       toolCalls: run.toolCalls,
       applied: run.applied,
       notApplied: run.notApplied,
@@ -556,7 +643,25 @@ export class ChatSession {
     this.approvals.resetGrants();
     this.conversation.reset();
     this.cacheStore.clear();
+    this.usage = new UsageLedger();
     this.lastTurn = 'completed';
+  }
+
+  /**
+   * A stored chat in place of the current one (opened from the history, or restored after a
+   * reload): whatever ran is stopped and its overlay deleted first, as for a new chat. Forks can
+   * start from it at once when it ends with an answer.
+   */
+  async openChat(chat: { messages: readonly ChatMessage[]; usage?: UsageSnapshot }): Promise<{ ok: true } | { ok: false; reason: string }> {
+    await this.newChat();
+    const replaced = this.conversation.replaceHistory(chat.messages);
+    if (!replaced.ok) return replaced;
+    this.usage = UsageLedger.restore(chat.usage);
+    const last = chat.messages[chat.messages.length - 1];
+    if (last?.role === 'assistant' && !last.tool_calls?.length) {
+      this.cacheStore.save({ systemPrompt: this.options.systemPrompt, tools: this.options.tools.definitions(), history: chat.messages, model: this.config.model });
+    }
+    return { ok: true };
   }
 
   async dispose(): Promise<void> {

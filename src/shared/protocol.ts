@@ -54,7 +54,7 @@ export interface ConflictFile {
 
 /** Everything the transcript can show; `init.transcript` and `appendItems` carry these. */
 export type TranscriptItem =
-  | { kind: 'user'; id: string; text: string; /** came from an accepted speculation */ speculated?: boolean }
+  | { kind: 'user'; id: string; text: string; /** came from an accepted speculation */ speculated?: boolean; attachments?: AttachmentView[] }
   | {
       kind: 'assistant';
       id: string;
@@ -81,7 +81,9 @@ export type TranscriptItem =
     }
   | { kind: 'error'; id: string; message: string; retryable: boolean }
   | { kind: 'notice'; id: string; text: string }
-  | { kind: 'conflicts'; id: string; files: ConflictFile[] };
+  | { kind: 'conflicts'; id: string; files: ConflictFile[] }
+  /** What one answer cost, shown quietly under it: "12.3k in (9k cached) · 350 out · $0.004". */
+  | { kind: 'usage'; id: string; text: string; detail: string };
 
 export type TranscriptItemKind = TranscriptItem['kind'];
 
@@ -115,6 +117,8 @@ export interface ModelInfo {
   label: string;
   /** true for the built-in demo model: the webview shows a "demo model" badge. */
   demo: boolean;
+  /** The fast model for suggestions and speculation; '' (or absent) = the main model. */
+  fast?: string;
 }
 
 export interface ChatSettings {
@@ -138,7 +142,59 @@ export interface ChatSnapshot {
   speculation: SpeculationStatus;
   model: ModelInfo;
   settings: ChatSettings;
+  /** What this chat spent so far (null before its first answer). */
+  usage?: UsageLine | null;
+  /** The chat's title in the history (its first prompt unless renamed). */
+  title?: string;
 }
+
+// ── chat history, context, models and usage (issue 18) ──
+
+export type AttachmentKind = 'file' | 'selection' | 'problems';
+
+/** A context chip: above the input before sending, on the user's message after. */
+export interface AttachmentView {
+  /** Chosen by the host; the webview sends it back with `submit`. */
+  id: string;
+  kind: AttachmentKind;
+  /** e.g. "greet.ts", "greet.ts:3-5", "problems in greet.ts (2)". */
+  label: string;
+  /** Workspace-relative path the chip opens. */
+  path: string;
+  /** First line, for a selection. */
+  line?: number;
+}
+
+/** One entry of the `@` completion list. */
+export interface MentionItem {
+  kind: AttachmentKind;
+  label: string;
+  /** The folder of a file, or what the item attaches ("the selection in greet.ts, lines 3–5"). */
+  detail: string;
+  /** For a file: its workspace-relative path. */
+  path?: string;
+}
+
+/** A past chat in the history list. */
+export interface HistoryEntry {
+  id: string;
+  title: string;
+  /** Last change, ms since the epoch. */
+  updatedAt: number;
+  /** The workspace folder the chat belongs to. */
+  workspace: string;
+  model: string;
+  /** The chat open right now. */
+  current: boolean;
+}
+
+/** A usage line in words, with the breakdown for its tooltip. */
+export interface UsageLine {
+  text: string;
+  detail: string;
+}
+
+export type ModelRole = 'main' | 'fast';
 
 // ───────────────────────────── host → webview ─────────────────────────────
 
@@ -147,7 +203,7 @@ export type HostToWebview =
   | { type: 'init'; state: ChatSnapshot }
   /** Model label or settings changed while the view is open. */
   | { type: 'config'; model: ModelInfo; settings: ChatSettings }
-  | { type: 'userMessage'; id: string; text: string; speculated?: boolean }
+  | { type: 'userMessage'; id: string; text: string; speculated?: boolean; attachments?: AttachmentView[] }
   | { type: 'assistantStart'; id: string; speculated?: boolean }
   /** Appends markdown to the message `id` (the webview re-renders only that message). */
   | { type: 'assistantDelta'; id: string; text: string }
@@ -177,7 +233,21 @@ export type HostToWebview =
   | { type: 'conflictResolved'; id: string; path: string; resolution: ConflictResolution }
   /** New chat: empty transcript, no suggestion, speculation idle. */
   | { type: 'clear' }
-  | { type: 'focusInput' };
+  | { type: 'focusInput' }
+  /** Edit & resend, Regenerate: every item after `afterId` goes (all of them without it). */
+  | { type: 'truncate'; afterId?: string }
+  | { type: 'chatUsage'; usage: UsageLine | null }
+  /** The title bar's History button: the history view opens. */
+  | { type: 'showHistory' }
+  /** The answer to `historyQuery` (and a refresh after rename or delete). */
+  | { type: 'history'; query: string; entries: HistoryEntry[] }
+  | { type: 'chatTitle'; title: string }
+  /** The answer to `mentionQuery` number `requestId`. */
+  | { type: 'mentions'; requestId: number; items: MentionItem[] }
+  /** A chip for the input: from the `@` list, the attach button or a dropped file. */
+  | { type: 'attachmentAdded'; attachment: AttachmentView }
+  /** The endpoint's models for a picker (the answer to `listModels`). */
+  | { type: 'models'; role: ModelRole; models: string[]; current: string; error?: string };
 
 export type HostMessageType = HostToWebview['type'];
 
@@ -196,7 +266,8 @@ export type DismissReason = 'typed' | 'escape' | 'paste' | 'edit';
 export type WebviewToHost =
   /** The webview's script is running; answer with `init`. */
   | { type: 'ready' }
-  | { type: 'submit'; text: string }
+  /** `attachments`: ids of the chips above the input (attachmentAdded). */
+  | { type: 'submit'; text: string; attachments?: string[] }
   | { type: 'acceptSuggestion'; suggestionId: string; method: AcceptMethod }
   | { type: 'suggestionDismissed'; suggestionId: string; why: DismissReason }
   /** The input became non-empty (hasText true) or empty again; sent on each change of the two. */
@@ -218,7 +289,25 @@ export type WebviewToHost =
   /** An http(s) link; the host opens it with vscode.env.openExternal (the webview never navigates). */
   | { type: 'openLink'; url: string }
   /** Copy button of a code block; the host writes `text` to the clipboard. */
-  | { type: 'copyText'; text: string };
+  | { type: 'copyText'; text: string }
+  /** Edit & resend of the user message `id`: the chat from there is replaced. */
+  | { type: 'editMessage'; id: string; text: string }
+  /** Regenerate the last answer. */
+  | { type: 'regenerate' }
+  | { type: 'historyQuery'; query: string }
+  | { type: 'historyOpen'; id: string }
+  | { type: 'historyRename'; id: string; title: string }
+  | { type: 'historyDelete'; id: string }
+  /** What follows an `@` in the input (maybe ''); answered by `mentions` with the same requestId. */
+  | { type: 'mentionQuery'; requestId: number; query: string }
+  /** Attach a file (a workspace path or a dropped file: URI), the selection or the problems. */
+  | { type: 'attach'; kind: AttachmentKind; path?: string }
+  | { type: 'removeAttachment'; id: string }
+  /** Opens the attach picker (the paperclip button). */
+  | { type: 'pickAttachment' }
+  | { type: 'listModels'; role: ModelRole }
+  /** '' for the fast model means "same as the main model". */
+  | { type: 'selectModel'; role: ModelRole; model: string };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -276,8 +365,16 @@ const isConflictFile: Guard<ConflictFile> = shape({
   resolution: optional(isConflictResolution),
 });
 
+const isAttachmentKind = oneOf(['file', 'selection', 'problems'] as const);
+const isLineNumber = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
+const isAttachmentView: Guard<AttachmentView> = shape({ id: isId, kind: isAttachmentKind, label: isString, path: isString, line: optional(isLineNumber) });
+const isMentionItem: Guard<MentionItem> = shape({ kind: isAttachmentKind, label: isString, detail: isString, path: optional(isString) });
+const isHistoryEntry: Guard<HistoryEntry> = shape({ id: isId, title: isString, updatedAt: isCount, workspace: isString, model: isString, current: isBoolean });
+const isUsageLine: Guard<UsageLine> = shape({ text: isString, detail: isString });
+const isModelRole = oneOf(['main', 'fast'] as const);
+
 const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<TranscriptItem, { kind: K }>> } = {
-  user: shape({ kind: oneOf(['user'] as const), id: isId, text: isString, speculated: optional(isBoolean) }),
+  user: shape({ kind: oneOf(['user'] as const), id: isId, text: isString, speculated: optional(isBoolean), attachments: optional(arrayOf(isAttachmentView)) }),
   assistant: shape({
     kind: oneOf(['assistant'] as const),
     id: isId,
@@ -305,6 +402,7 @@ const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<Transcrip
   error: shape({ kind: oneOf(['error'] as const), id: isId, message: isString, retryable: isBoolean }),
   notice: shape({ kind: oneOf(['notice'] as const), id: isId, text: isString }),
   conflicts: shape({ kind: oneOf(['conflicts'] as const), id: isId, files: arrayOf(isConflictFile) }),
+  usage: shape({ kind: oneOf(['usage'] as const), id: isId, text: isString, detail: isString }),
 };
 
 export function isTranscriptItem(v: unknown): v is TranscriptItem {
@@ -321,7 +419,7 @@ const isSpeculationStatus: Guard<SpeculationStatus> = shape({
   error: optional(isString),
 });
 
-const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean });
+const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, fast: optional(isString) });
 const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean });
 const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
 
@@ -333,6 +431,8 @@ const isChatSnapshot: Guard<ChatSnapshot> = shape({
   speculation: isSpeculationStatus,
   model: isModelInfo,
   settings: isChatSettings,
+  usage: optional(nullable(isUsageLine)),
+  title: optional(isString),
 });
 
 function literal<const T extends string>(value: T): Guard<T> {
@@ -342,7 +442,7 @@ function literal<const T extends string>(value: T): Guard<T> {
 const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type: K }>> } = {
   init: shape({ type: literal('init'), state: isChatSnapshot }),
   config: shape({ type: literal('config'), model: isModelInfo, settings: isChatSettings }),
-  userMessage: shape({ type: literal('userMessage'), id: isId, text: isString, speculated: optional(isBoolean) }),
+  userMessage: shape({ type: literal('userMessage'), id: isId, text: isString, speculated: optional(isBoolean), attachments: optional(arrayOf(isAttachmentView)) }),
   assistantStart: shape({ type: literal('assistantStart'), id: isId, speculated: optional(isBoolean) }),
   assistantDelta: shape({ type: literal('assistantDelta'), id: isId, text: isString }),
   reasoningDelta: shape({ type: literal('reasoningDelta'), id: isId, text: isString }),
@@ -380,13 +480,21 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
   }),
   clear: shape({ type: literal('clear') }),
   focusInput: shape({ type: literal('focusInput') }),
+  truncate: shape({ type: literal('truncate'), afterId: optional(isId) }),
+  chatUsage: shape({ type: literal('chatUsage'), usage: nullable(isUsageLine) }),
+  showHistory: shape({ type: literal('showHistory') }),
+  history: shape({ type: literal('history'), query: isString, entries: arrayOf(isHistoryEntry) }),
+  chatTitle: shape({ type: literal('chatTitle'), title: isString }),
+  mentions: shape({ type: literal('mentions'), requestId: isCount, items: arrayOf(isMentionItem) }),
+  attachmentAdded: shape({ type: literal('attachmentAdded'), attachment: isAttachmentView }),
+  models: shape({ type: literal('models'), role: isModelRole, models: arrayOf(isString), current: isString, error: optional(isString) }),
 };
 
 const isLine = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
 
 const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, { type: K }>> } = {
   ready: shape({ type: literal('ready') }),
-  submit: shape({ type: literal('submit'), text: (v): v is string => typeof v === 'string' && v.trim().length > 0 }),
+  submit: shape({ type: literal('submit'), text: (v): v is string => typeof v === 'string' && v.trim().length > 0, attachments: optional(arrayOf(isId)) }),
   acceptSuggestion: shape({
     type: literal('acceptSuggestion'),
     suggestionId: isId,
@@ -413,6 +521,18 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   openFile: shape({ type: literal('openFile'), path: isId, line: optional(isLine) }),
   openLink: shape({ type: literal('openLink'), url: (v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v) }),
   copyText: shape({ type: literal('copyText'), text: isString }),
+  editMessage: shape({ type: literal('editMessage'), id: isId, text: (v): v is string => typeof v === 'string' && v.trim().length > 0 }),
+  regenerate: shape({ type: literal('regenerate') }),
+  historyQuery: shape({ type: literal('historyQuery'), query: isString }),
+  historyOpen: shape({ type: literal('historyOpen'), id: isId }),
+  historyRename: shape({ type: literal('historyRename'), id: isId, title: (v): v is string => typeof v === 'string' && v.trim().length > 0 }),
+  historyDelete: shape({ type: literal('historyDelete'), id: isId }),
+  mentionQuery: shape({ type: literal('mentionQuery'), requestId: isCount, query: isString }),
+  attach: shape({ type: literal('attach'), kind: isAttachmentKind, path: optional(isId) }),
+  removeAttachment: shape({ type: literal('removeAttachment'), id: isId }),
+  pickAttachment: shape({ type: literal('pickAttachment') }),
+  listModels: shape({ type: literal('listModels'), role: isModelRole }),
+  selectModel: shape({ type: literal('selectModel'), role: isModelRole, model: isString }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

@@ -5,7 +5,12 @@ import type { ChatEvent, ToolCallStatus as CoreToolStatus } from '../core/chat/e
 import type { ChatMessage } from '../core/messages';
 import type { SpeculationEvent, SpeculationSnapshot, ToolCallRecord } from '../core/followup/speculation';
 import type { SessionEvent } from '../core/session';
+import { attachmentLabel, userTextOf, type Attachment } from '../core/context/attachments';
+import { costOf, formatCost, formatCounts, formatUsageSummary, summarizeUsage, type PriceTable } from '../core/usage/prices';
+import { UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from '../core/usage/usageLedger';
+import { isTranscriptItem } from '../shared/protocol';
 import type {
+  AttachmentView,
   ApprovalDecision,
   ChatSettings,
   ChatSnapshot,
@@ -16,6 +21,7 @@ import type {
   ToolCallStatus,
   ToolCallView,
   TranscriptItem,
+  UsageLine,
 } from '../shared/protocol';
 import { speculationNoticeText } from '../shared/protocol';
 
@@ -79,14 +85,27 @@ export function approvalDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 
   }
 }
 
-/** Rebuilds transcript items from messages (an accepted speculation's turns). */
-export function itemsFromMessages(messages: readonly ChatMessage[], records: readonly ToolCallRecord[], nextId: () => string, speculated: boolean): TranscriptItem[] {
+/**
+ * Rebuilds transcript items from messages (an accepted speculation's turns, or a stored chat without
+ * its view). `onUser` learns which message each user item stands for, by its index in `messages`.
+ */
+export function itemsFromMessages(
+  messages: readonly ChatMessage[],
+  records: readonly ToolCallRecord[],
+  nextId: () => string,
+  speculated: boolean,
+  onUser?: (itemId: string, messageIndex: number) => void,
+): TranscriptItem[] {
   const byId = new Map(records.map((record) => [record.id, record]));
   const results = new Map<string, string>();
   for (const message of messages) if (message.role === 'tool') results.set(message.tool_call_id, message.content);
   const items: TranscriptItem[] = [];
-  for (const message of messages) {
-    if (message.role === 'user') items.push({ kind: 'user', id: nextId(), text: message.content, speculated });
+  for (const [index, message] of messages.entries()) {
+    if (message.role === 'user') {
+      const id = nextId();
+      items.push({ kind: 'user', id, text: userTextOf(message.content), ...(speculated ? { speculated } : {}) });
+      onUser?.(id, index);
+    }
     if (message.role !== 'assistant') continue;
     if (message.content) items.push({ kind: 'assistant', id: nextId(), text: message.content, speculated });
     if (message.tool_calls && message.tool_calls.length > 0) {
@@ -101,16 +120,57 @@ export function itemsFromMessages(messages: readonly ChatMessage[], records: rea
           ...(result !== undefined ? { result: clip(result) } : {}),
         };
       });
-      items.push({ kind: 'toolGroup', id: nextId(), calls, done: true, speculated });
+      items.push({ kind: 'toolGroup', id: nextId(), calls, done: true, ...(speculated ? { speculated } : {}) });
     }
   }
   return items;
+}
+
+/** The presenter's picture of a chat as it is stored beside the messages (StoredChat.view). */
+export interface PresenterView {
+  transcript: TranscriptItem[];
+  /** [user item id, index of its message in the history]. */
+  userHistory: [string, number][];
+  counter: number;
+}
+
+function isPresenterView(value: unknown): value is PresenterView {
+  if (typeof value !== 'object' || value === null) return false;
+  const view = value as Record<string, unknown>;
+  return (
+    Array.isArray(view.transcript) &&
+    view.transcript.every(isTranscriptItem) &&
+    Array.isArray(view.userHistory) &&
+    view.userHistory.every((pair) => Array.isArray(pair) && typeof pair[0] === 'string' && Number.isInteger(pair[1])) &&
+    typeof view.counter === 'number' &&
+    Number.isInteger(view.counter)
+  );
+}
+
+/** Words for tokens (and money, with a price table): "12.3k in (9k cached) · 350 out · $0.004". */
+export function usageText(source: UsageSource, model: string, counts: TokenCounts, prices: PriceTable | undefined): UsageLine {
+  const cost = prices ? costOf([{ source, model, ...counts }], prices) : undefined;
+  const money = cost && cost.unpriced.length === 0 ? ` · ${formatCost(cost.amount, prices!.currency)}` : '';
+  return { text: `${formatCounts(counts)}${money}`, detail: `${model}: ${counts.input} input tokens (${counts.cached} from the prefix cache), ${counts.output} output tokens` };
+}
+
+/** The chat's line: its own tokens, then what suggestions and speculation added. */
+export function chatUsageLine(snapshot: UsageSnapshot, prices: PriceTable | undefined): UsageLine | null {
+  const summary = summarizeUsage(UsageLedger.restore(snapshot), prices);
+  if (summary.total.input === 0 && summary.total.output === 0) return null;
+  const background = summary.background.input + summary.background.output > 0
+    ? ` · background ${formatCounts(summary.background)} (${Math.round(summary.backgroundShare * 100)}% of the ${summary.shareOf})`
+    : '';
+  const cost = summary.cost && summary.cost.unpriced.length === 0 ? ` · ${summary.cost.total}` : '';
+  return { text: `This chat: ${formatCounts(summary.chat)}${background}${cost}`, detail: formatUsageSummary(summary, 'This chat').join('\n') };
 }
 
 export interface PresenterOptions {
   post: (message: HostToWebview) => void;
   model: () => ModelInfo;
   settings: () => ChatSettings;
+  /** The price table in force (speculate.usage.prices); none = tokens only. */
+  prices?: () => PriceTable | undefined;
 }
 
 /**
@@ -127,6 +187,12 @@ export class ChatPresenter implements ApprovalPrompter {
   private openGroup: string | undefined;
   private readonly pendingApprovals = new Map<string, { resolve: (answer: ApprovalAnswer) => void; callId: string }>();
   private conflictSetId: string | undefined;
+  /** Which history message each user item stands for (Edit & resend needs it). */
+  private userHistory = new Map<string, number>();
+  /** Chips of a message being edited, shown again on its resent version. */
+  private editedAttachments: { historyIndex: number; attachments: AttachmentView[] } | undefined;
+  private usageLine: UsageLine | null = null;
+  private title = '';
 
   constructor(private readonly options: PresenterOptions) {}
 
@@ -146,6 +212,8 @@ export class ChatPresenter implements ApprovalPrompter {
       speculation: structuredClone(this.speculation),
       model: this.options.model(),
       settings: this.options.settings(),
+      usage: this.usageLine,
+      title: this.title,
     };
   }
 
@@ -175,7 +243,90 @@ export class ChatPresenter implements ApprovalPrompter {
     this.openAssistant = undefined;
     this.openGroup = undefined;
     this.conflictSetId = undefined;
+    this.userHistory.clear();
+    this.editedAttachments = undefined;
+    this.usageLine = null;
+    this.title = '';
     this.post({ type: 'clear' });
+  }
+
+  // ── history, edit & resend, usage (the chat as stored) ──────────────────────────────────────
+
+  /** What is stored beside the messages, so a reopened chat looks exactly as it did. */
+  exportView(): PresenterView {
+    return { transcript: structuredClone(this.transcript), userHistory: [...this.userHistory], counter: this.counter };
+  }
+
+  /**
+   * Shows a stored chat: its stored view when that is sound, else a view rebuilt from its
+   * messages (less detail: no notices or approvals, but every message and tool result).
+   */
+  loadChat(chat: { messages: readonly ChatMessage[]; view?: unknown; usage?: UsageSnapshot; title: string }): void {
+    this.clear();
+    if (isPresenterView(chat.view)) {
+      // Saved mid-turn: nothing streams any more after a reload.
+      this.transcript = structuredClone(chat.view.transcript).map(settled);
+      this.userHistory = new Map(chat.view.userHistory);
+      this.counter = Math.max(this.counter, chat.view.counter);
+    } else {
+      this.transcript = itemsFromMessages(chat.messages, [], () => this.id('r'), false, (id, index) => this.userHistory.set(id, index));
+    }
+    this.usageLine = chat.usage ? chatUsageLine(chat.usage, this.options.prices?.()) : null;
+    this.title = chat.title;
+    this.sendInit();
+  }
+
+  setTitle(title: string): void {
+    this.title = title;
+    this.post({ type: 'chatTitle', title });
+  }
+
+  /** The history index of the user message behind transcript item `id`. */
+  historyIndexOf(id: string): number | undefined {
+    return this.userHistory.get(id);
+  }
+
+  /** Edit & resend is about to replace the message `id`: its chips go onto the resent one. */
+  prepareEdit(id: string): void {
+    const historyIndex = this.userHistory.get(id);
+    const item = this.transcript.find((t) => t.kind === 'user' && t.id === id);
+    if (historyIndex === undefined || item?.kind !== 'user') return;
+    this.editedAttachments = { historyIndex, attachments: item.attachments ?? [] };
+  }
+
+  private attachmentViews(attachments: readonly Attachment[]): AttachmentView[] {
+    return attachments.map((attachment) => ({
+      id: this.id('att'),
+      kind: attachment.kind,
+      label: attachmentLabel(attachment),
+      path: attachment.path,
+      ...(attachment.kind === 'selection' ? { line: attachment.startLine } : {}),
+    }));
+  }
+
+  /** Everything from the first user item at or past `length` in the history goes (Edit), or else the answer after the last one (Regenerate). */
+  private truncateHistory(length: number): void {
+    this.closeOpen();
+    let cut = this.transcript.findIndex((item) => item.kind === 'user' && (this.userHistory.get(item.id) ?? -1) >= length);
+    if (cut < 0) {
+      let lastUser = this.transcript.length - 1;
+      while (lastUser >= 0 && !(this.transcript[lastUser].kind === 'user' && (this.userHistory.get(this.transcript[lastUser].id) ?? Infinity) < length)) lastUser--;
+      cut = lastUser + 1;
+    }
+    const removed = this.transcript.splice(cut);
+    for (const item of removed) this.userHistory.delete(item.id);
+    const afterId = cut > 0 ? this.transcript[cut - 1].id : undefined;
+    this.post(afterId ? { type: 'truncate', afterId } : { type: 'truncate' });
+  }
+
+  private onUsage(event: Extract<SessionEvent, { type: 'usage' }>): void {
+    const prices = this.options.prices?.();
+    if (event.source === 'chat') {
+      const line = usageText(event.source, event.model, event.counts, prices);
+      this.appendItems([{ kind: 'usage', id: this.id('us'), text: line.text, detail: line.detail }]);
+    }
+    this.usageLine = chatUsageLine(event.chat, prices);
+    this.post({ type: 'chatUsage', usage: this.usageLine });
   }
 
   notice(text: string): void {
@@ -230,10 +381,19 @@ export class ChatPresenter implements ApprovalPrompter {
         return this.handleChat(event.event, false);
       case 'user_message': {
         const id = this.id('u');
-        this.transcript.push({ kind: 'user', id, text: event.text });
-        this.post({ type: 'userMessage', id, text: event.text });
+        const edited = this.editedAttachments?.historyIndex === event.historyIndex ? this.editedAttachments.attachments : [];
+        this.editedAttachments = undefined;
+        const attachments = event.attachments.length > 0 ? this.attachmentViews(event.attachments) : edited;
+        const extra = attachments.length > 0 ? { attachments } : {};
+        this.transcript.push({ kind: 'user', id, text: event.text, ...extra });
+        if (event.historyIndex >= 0) this.userHistory.set(id, event.historyIndex);
+        this.post({ type: 'userMessage', id, text: event.text, ...extra });
         return;
       }
+      case 'history_truncated':
+        return this.truncateHistory(event.length);
+      case 'usage':
+        return this.onUsage(event);
       case 'busy':
         this.busy = event.busy;
         if (!event.busy) this.closeOpen();
@@ -254,14 +414,16 @@ export class ChatPresenter implements ApprovalPrompter {
         this.post({ type: 'speculation', status: this.speculation });
         return;
       case 'speculation_promoted': {
-        const items = itemsFromMessages(event.snapshot.messages, event.snapshot.toolCalls, () => this.id('p'), true);
+        const items = itemsFromMessages(event.snapshot.messages, event.snapshot.toolCalls, () => this.id('p'), true, (id, index) => this.userHistory.set(id, event.historyStart + index));
         this.appendItems(items);
         return;
       }
       case 'speculation_progress':
         return this.handleProgress(event.event);
       case 'speculation_accepted': {
-        if (!event.alreadyRendered) this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true));
+        if (!event.alreadyRendered) {
+          this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true, (id, index) => this.userHistory.set(id, event.historyStart + index)));
+        }
         this.closeOpen();
         const kept = event.notApplied.length > 0 ? ` · kept your version of ${event.notApplied.join(', ')}` : '';
         const live = event.continuesLive ? ' · continuing live' : '';
@@ -434,4 +596,14 @@ export class ChatPresenter implements ApprovalPrompter {
     this.closeAssistant();
     this.closeGroup();
   }
+}
+
+/** A stored item as it shows after a reload: no stream open, every tool group finished. */
+function settled(item: TranscriptItem): TranscriptItem {
+  if (item.kind === 'assistant' && item.streaming) {
+    const { streaming: _streaming, ...rest } = item;
+    return rest;
+  }
+  if (item.kind === 'toolGroup' && !item.done) return { ...item, done: true };
+  return item;
 }

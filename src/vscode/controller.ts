@@ -203,7 +203,8 @@ export class SpeculateController implements vscode.Disposable {
         return;
       case 'submit': {
         if (!this.endpoint()) {
-          this.presenter.handle({ type: 'user_message', text: message.text });
+          // Shown, but not in the history (-1): nothing was sent, so there is nothing to edit.
+          this.presenter.handle({ type: 'user_message', text: message.text, historyIndex: -1, attachments: [] });
           this.presenter.error(NO_ENDPOINT_MESSAGE, false);
           return;
         }

@@ -31,6 +31,18 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   openFile: { type: 'openFile', path: 'src/a.ts', line: 3 },
   openLink: { type: 'openLink', url: 'https://example.com' },
   copyText: { type: 'copyText', text: 'npm test' },
+  editMessage: { type: 'editMessage', id: 'u1', text: 'explain it shorter' },
+  regenerate: { type: 'regenerate' },
+  historyQuery: { type: 'historyQuery', query: 'farewell' },
+  historyOpen: { type: 'historyOpen', id: 'chat-1-2' },
+  historyRename: { type: 'historyRename', id: 'chat-1-2', title: 'Greeting bug' },
+  historyDelete: { type: 'historyDelete', id: 'chat-1-2' },
+  mentionQuery: { type: 'mentionQuery', requestId: 3, query: 'gre' },
+  attach: { type: 'attach', kind: 'file', path: 'src/greet.ts' },
+  removeAttachment: { type: 'removeAttachment', id: 'att1' },
+  pickAttachment: { type: 'pickAttachment' },
+  listModels: { type: 'listModels', role: 'fast' },
+  selectModel: { type: 'selectModel', role: 'fast', model: '' },
 };
 
 const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K }> } = {
@@ -38,8 +50,9 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
     type: 'init',
     state: {
       transcript: [
-        { kind: 'user', id: 'u1', text: 'hi' },
+        { kind: 'user', id: 'u1', text: 'hi', attachments: [{ id: 'att1', kind: 'selection', label: 'greet.ts:3-5', path: 'src/greet.ts', line: 3 }] },
         { kind: 'assistant', id: 'a1', text: 'hello', reasoning: 'greet back', streaming: true },
+        { kind: 'usage', id: 'us1', text: '1.2k in · 30 out', detail: 'gpt-4.1' },
         { kind: 'toolGroup', id: 'g1', done: false, calls: [{ callId: 'c1', tool: 'read_file', summary: 'a.ts', status: 'cancelled' }] },
         { kind: 'approval', id: 'ap1', tool: 'edit', summary: 'a.ts', detail: '', decision: 'allow' },
         { kind: 'error', id: 'e1', message: 'boom', retryable: true },
@@ -50,8 +63,10 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
       draft: 'half',
       suggestion: { id: 's1', text: 'run the tests' },
       speculation: { state: 'boundary', toolCalls: 2, filesWritten: ['a.ts'], suggestionId: 's1', boundary: { type: 'shell', tool: 'run_shell_command', detail: '`npm i` writes' } },
-      model: { label: 'm', demo: true },
+      model: { label: 'm', demo: true, fast: 'small' },
       settings: { enterAcceptsSuggestion: false },
+      usage: { text: 'This chat: 1.2k in · 30 out', detail: '' },
+      title: 'hi',
     },
   },
   config: { type: 'config', model: { label: 'm', demo: false }, settings: { enterAcceptsSuggestion: true } },
@@ -76,6 +91,14 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   conflictResolved: { type: 'conflictResolved', id: 'k1', path: 'a.ts', resolution: 'keep-mine' },
   clear: { type: 'clear' },
   focusInput: { type: 'focusInput' },
+  truncate: { type: 'truncate', afterId: 'u1' },
+  chatUsage: { type: 'chatUsage', usage: null },
+  showHistory: { type: 'showHistory' },
+  history: { type: 'history', query: '', entries: [{ id: 'chat-1-2', title: 'hi', updatedAt: 1_700_000_000_000, workspace: 'demo', model: 'm', current: true }] },
+  chatTitle: { type: 'chatTitle', title: 'Greeting bug' },
+  mentions: { type: 'mentions', requestId: 3, items: [{ kind: 'file', label: 'greet.ts', detail: 'src', path: 'src/greet.ts' }, { kind: 'problems', label: '@problems', detail: '2 in greet.ts' }] },
+  attachmentAdded: { type: 'attachmentAdded', attachment: { id: 'att1', kind: 'file', label: 'greet.ts', path: 'src/greet.ts' } },
+  models: { type: 'models', role: 'main', models: ['a', 'b'], current: 'a', error: 'HTTP 401' },
 };
 
 describe('webview protocol', () => {
@@ -120,6 +143,13 @@ describe('webview protocol', () => {
       { type: 'openLink', url: 'javascript:alert(1)' },
       { type: 'openLink', url: 'command:workbench.action.terminal.new' },
       { type: 'copyText' },
+      { type: 'submit', text: 'hi', attachments: [''] },
+      { type: 'editMessage', id: 'u1', text: '  ' },
+      { type: 'historyRename', id: 'chat-1-2', title: '' },
+      { type: 'historyOpen', id: 3 },
+      { type: 'mentionQuery', requestId: -1, query: 'x' },
+      { type: 'attach', kind: 'folder', path: 'src' },
+      { type: 'selectModel', role: 'slow', model: 'x' },
     ];
     for (const raw of bad) assert.equal(parseWebviewMessage(raw), undefined, JSON.stringify(raw));
   });
@@ -139,6 +169,10 @@ describe('webview protocol', () => {
       { type: 'appendItems', items: 'not a list' },
       { type: 'conflictResolved', id: 'k', path: 'a', resolution: 'open-diff' },
       { type: 'speculation', status: { state: 'boundary', toolCalls: 0, filesWritten: [], boundary: { tool: 'x' } } },
+      withItem({ kind: 'user', id: 'u1', text: 'hi', attachments: [{ id: 'a', kind: 'folder', label: 'x', path: 'x' }] }),
+      withItem({ kind: 'usage', id: 'us', text: 1 }),
+      { type: 'history', query: '', entries: [{ id: 'c', title: 't', updatedAt: -5, workspace: '', model: '', current: false }] },
+      { type: 'models', role: 'main', models: [1], current: '' },
     ];
     for (const raw of bad) assert.equal(parseHostMessage(raw), undefined, JSON.stringify(raw).slice(0, 120));
   });

@@ -141,6 +141,28 @@ export class Conversation {
     return { ok: true };
   }
 
+  /**
+   * Keeps the first `length` messages (Edit & resend, Regenerate). Only a cut before a user message
+   * or after the last one is allowed: anything else would split a tool call from its result.
+   */
+  truncate(length: number): AppendResult {
+    if (this.busy) return { ok: false, reason: 'A turn is running; wait for it or stop it first.' };
+    if (!Number.isInteger(length) || length < 0 || length > this.history.length) return { ok: false, reason: `There is no message ${length} in this chat.` };
+    const kept = this.history.slice(0, length);
+    if (!isToolResultPairingValid(kept)) return { ok: false, reason: 'The chat cannot be cut there without separating a tool call from its result.' };
+    this.history.length = length;
+    return { ok: true };
+  }
+
+  /** Another chat's history in place of this one (a chat opened from the history); must be well paired. */
+  replaceHistory(messages: readonly ChatMessage[]): AppendResult {
+    if (this.busy) return { ok: false, reason: 'A turn is running; wait for it or stop it first.' };
+    if (messages.some((m) => m.role === 'system')) return { ok: false, reason: 'A system message cannot join the history.' };
+    if (!isToolResultPairingValid(messages)) return { ok: false, reason: 'The stored chat leaves a tool call without its result.' };
+    this.history.splice(0, this.history.length, ...structuredClone([...messages]));
+    return { ok: true };
+  }
+
   /** New chat: empty history, no "allow always" grants. */
   reset(): void {
     this.abort();

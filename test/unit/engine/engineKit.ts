@@ -3,6 +3,7 @@
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { userTextOf } from '../../../src/core/context/attachments';
 import type { ChatMessage } from '../../../src/core/messages';
 import type { FollowupClock, TimerHandle } from '../../../src/core/followup/followupState';
 import { CacheSafeParamsStore, type CacheSafeParams } from '../../../src/core/followup/forkedQuery';
@@ -197,11 +198,11 @@ export function isSuggestionRequest(request: RecordedRequest): boolean {
   return last?.role === 'user' && textOf(last) === SUGGESTION_PROMPT;
 }
 
-/** The last user message that is not the suggestion prompt: the task the request works on. */
+/** The last user message that is not the suggestion prompt: the task the request works on (its words, attachments apart). */
 export function taskOf(request: RecordedRequest): string {
   const messages = wireMessages(request);
   for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i].role === 'user' && textOf(messages[i]) !== SUGGESTION_PROMPT) return textOf(messages[i]);
+    if (messages[i].role === 'user' && textOf(messages[i]) !== SUGGESTION_PROMPT) return userTextOf(textOf(messages[i]));
   }
   return '';
 }

@@ -117,7 +117,8 @@ describe('Engine end-to-end: ChatSession', function () {
     await waitUntil(async () => (await current.world.overlayLeftovers()).length === 0, 'the overlay to be deleted');
     assert.equal(s.session.currentSpeculation, null);
     assert.ok(s.events.some((e) => e.type === 'suggestion' && e.text === null));
-    assert.ok(s.events.some((e) => e.type === 'speculation' && e.snapshot === null));
+    // Sent once abort() has returned, which may be just after the overlay folder disappears.
+    await waitUntil(() => current.events.some((e) => e.type === 'speculation' && e.snapshot === null), 'the idle speculation status');
     assert.equal(await s.world.read('src/greet.ts'), GREET);
   });
 

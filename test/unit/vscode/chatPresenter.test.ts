@@ -26,7 +26,7 @@ function snapshot(overrides: Partial<SpeculationSnapshot> = {}): SpeculationSnap
 describe('ChatPresenter', () => {
   it('streams a turn: user message, assistant text, a tool group with its result, busy and idle', () => {
     const { chat, posted } = presenter();
-    chat.handle({ type: 'user_message', text: 'read a.ts' });
+    chat.handle({ type: 'user_message', text: 'read a.ts', historyIndex: 0, attachments: [] });
     chat.handle({ type: 'busy', busy: true });
     chat.handle({ type: 'chat', event: { type: 'text', delta: 'Let me ' } });
     chat.handle({ type: 'chat', event: { type: 'text', delta: 'read it.' } });
@@ -72,7 +72,7 @@ describe('ChatPresenter', () => {
   it('shows an accepted speculation at once, marked speculated, with the time saved', () => {
     const { chat, posted } = presenter();
     chat.handle({
-      type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', applied: ['t.ts'], notApplied: [], timeSavedMs: 4200, alreadyRendered: false, continuesLive: false,
+      type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', historyStart: 0, applied: ['t.ts'], notApplied: [], timeSavedMs: 4200, alreadyRendered: false, continuesLive: false,
       toolCalls: [{ index: 0, id: 'c1', name: 'write_file', args: { file_path: 't.ts' }, rawArgs: '{}', summary: 't.ts', decision: 'redirect', executed: true, ok: true, result: 'Created t.ts' }],
       messages: [
         { role: 'user', content: 'add a test' },
@@ -91,7 +91,7 @@ describe('ChatPresenter', () => {
 
   it('does not render a promoted run twice', () => {
     const { chat, posted } = presenter();
-    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 's', applied: [], notApplied: ['a.ts'], timeSavedMs: 0, alreadyRendered: true, continuesLive: true, toolCalls: [], messages: [{ role: 'user', content: 's' }] });
+    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 's', historyStart: 0, applied: [], notApplied: ['a.ts'], timeSavedMs: 0, alreadyRendered: true, continuesLive: true, toolCalls: [], messages: [{ role: 'user', content: 's' }] });
     assert.equal(posted.some((m) => m.type === 'appendItems'), false);
     const notice = posted.find((m) => m.type === 'notice');
     assert.match(notice?.type === 'notice' ? notice.text : '', /kept your version of a\.ts · continuing live/);
@@ -118,11 +118,124 @@ describe('ChatPresenter', () => {
 
   it('a new chat clears everything and denies a pending approval', async () => {
     const { chat, posted } = presenter();
-    chat.handle({ type: 'user_message', text: 'hi' });
+    chat.handle({ type: 'user_message', text: 'hi', historyIndex: 0, attachments: [] });
     const answer = chat.request({ callId: 'c1', tool: 'edit', kind: 'write', args: {}, summary: 'a.ts' });
     chat.clear();
     assert.equal(await answer, 'deny');
     assert.deepEqual(chat.snapshot().transcript, []);
     assert.equal(posted[posted.length - 1].type, 'clear');
+  });
+
+  describe('edit & resend, regenerate, usage and the stored view', () => {
+    /** Two turns: "first" (history 0–1) and "second" with a tool call (history 2–5). */
+    function twoTurns() {
+      const p = presenter();
+      const { chat } = p;
+      chat.handle({ type: 'user_message', text: 'first', historyIndex: 0, attachments: [] });
+      chat.handle({ type: 'chat', event: { type: 'text', delta: 'one' } });
+      chat.handle({ type: 'busy', busy: false });
+      chat.handle({
+        type: 'user_message', text: 'second', historyIndex: 2,
+        attachments: [{ kind: 'selection', path: 'src/greet.ts', startLine: 3, endLine: 5, text: 'x' }],
+      });
+      chat.handle({ type: 'chat', event: { type: 'tool_call_started', callId: 'c1', name: 'read_file', args: {}, summary: 'a.ts' } });
+      chat.handle({ type: 'chat', event: { type: 'tool_call_finished', callId: 'c1', name: 'read_file', summary: 'a.ts', status: 'ok', result: 'r', filesChanged: [] } });
+      chat.handle({ type: 'chat', event: { type: 'text', delta: 'two' } });
+      chat.handle({ type: 'busy', busy: false });
+      return p;
+    }
+    const userIds = (chat: ChatPresenter) => chat.snapshot().transcript.filter((t) => t.kind === 'user').map((t) => t.id);
+
+    it('shows the chips of a message, and maps each user message to its place in the history', () => {
+      const { chat } = twoTurns();
+      const second = chat.snapshot().transcript.find((t) => t.kind === 'user' && t.text === 'second');
+      assert.deepEqual(second?.kind === 'user' && second.attachments?.map((a) => [a.kind, a.label, a.path, a.line]), [['selection', 'greet.ts:3-5', 'src/greet.ts', 3]]);
+      assert.deepEqual(userIds(chat).map((id) => chat.historyIndexOf(id)), [0, 2]);
+    });
+
+    it('editing the second message removes it and its answer, and the resent one keeps its chips', () => {
+      const { chat, posted } = twoTurns();
+      const [first, second] = userIds(chat);
+      chat.prepareEdit(second);
+      posted.length = 0;
+      chat.handle({ type: 'history_truncated', length: 2 });
+      const firstAnswer = chat.snapshot().transcript[1];
+      assert.deepEqual(posted, [{ type: 'truncate', afterId: firstAnswer.id }]);
+      assert.deepEqual(chat.snapshot().transcript.map((t) => t.kind), ['user', 'assistant']);
+      chat.handle({ type: 'user_message', text: 'second, shorter', historyIndex: 2, attachments: [] });
+      const resent = chat.snapshot().transcript[2];
+      assert.equal(resent.kind === 'user' && resent.attachments?.[0]?.label, 'greet.ts:3-5');
+      assert.equal(chat.historyIndexOf(first), 0);
+    });
+
+    it('editing the first message empties the transcript; regenerate keeps the question', () => {
+      const edit = twoTurns();
+      edit.posted.length = 0;
+      edit.chat.handle({ type: 'history_truncated', length: 0 });
+      assert.deepEqual(edit.posted, [{ type: 'truncate' }]);
+      assert.deepEqual(edit.chat.snapshot().transcript, []);
+
+      const regenerate = twoTurns();
+      const [, second] = userIds(regenerate.chat);
+      regenerate.posted.length = 0;
+      regenerate.chat.handle({ type: 'history_truncated', length: 3 });
+      assert.deepEqual(regenerate.posted, [{ type: 'truncate', afterId: second }]);
+      assert.deepEqual(regenerate.chat.snapshot().transcript.map((t) => t.kind), ['user', 'assistant', 'user']);
+    });
+
+    it('puts each answer\'s tokens under it and keeps a chat line with the background share', () => {
+      const { chat, posted } = presenter();
+      chat.handle({ type: 'user_message', text: 'q', historyIndex: 0, attachments: [] });
+      const chatEntry = { source: 'chat' as const, model: 'm', input: 12_345, cached: 9_100, output: 350 };
+      chat.handle({ type: 'usage', source: 'chat', model: 'm', counts: { input: 12_345, cached: 9_100, output: 350 }, chat: { entries: [chatEntry] } });
+      const item = chat.snapshot().transcript.at(-1);
+      assert.equal(item?.kind === 'usage' && item.text, '12.3k in (9.1k cached) · 350 out');
+      chat.handle({
+        type: 'usage', source: 'suggestion', model: 'm', counts: { input: 12_000, cached: 12_000, output: 10 },
+        chat: { entries: [chatEntry, { source: 'suggestion', model: 'm', input: 12_000, cached: 12_000, output: 10 }] },
+      });
+      const line = posted.filter((m) => m.type === 'chatUsage').at(-1);
+      assert.equal(line?.type === 'chatUsage' && line.usage?.text, 'This chat: 12.3k in (9.1k cached) · 350 out · background 12k in (12k cached) · 10 out (49% of the tokens)');
+      assert.equal(chat.snapshot().transcript.filter((t) => t.kind === 'usage').length, 1, 'background work adds no line under the answer');
+    });
+
+    it('prices an answer and the chat when a price table is set', () => {
+      const posted: HostToWebview[] = [];
+      const chat = new ChatPresenter({
+        post: (m) => posted.push(m), model: () => ({ label: 'm', demo: false }), settings: () => ({ enterAcceptsSuggestion: false }),
+        prices: () => ({ currency: '$', models: { m: { input: 2, cachedInput: 0.5, output: 8 } } }),
+      });
+      const counts = { input: 10_000, cached: 8_000, output: 500 };
+      chat.handle({ type: 'usage', source: 'chat', model: 'm', counts, chat: { entries: [{ source: 'chat', model: 'm', ...counts }] } });
+      const item = chat.snapshot().transcript.at(-1);
+      // 2,000 × 2 + 8,000 × 0.5 + 500 × 8 = 12,000 per million = $0.012
+      assert.equal(item?.kind === 'usage' && item.text, '10k in (8k cached) · 500 out · $0.012');
+      assert.match(chat.snapshot().usage?.text ?? '', /· \$0\.012$/);
+    });
+
+    it('a stored view comes back exactly; a missing or damaged one is rebuilt from the messages', () => {
+      const { chat } = twoTurns();
+      const view = chat.exportView();
+      const again = presenter();
+      again.chat.loadChat({ messages: [], view: JSON.parse(JSON.stringify(view)), title: 'first' });
+      assert.deepEqual(again.chat.snapshot().transcript, chat.snapshot().transcript);
+      assert.equal(again.chat.snapshot().title, 'first');
+      assert.deepEqual(userIds(again.chat).map((id) => again.chat.historyIndexOf(id)), [0, 2]);
+      assert.equal(again.posted.at(-1)?.type, 'init');
+
+      const rebuilt = presenter();
+      rebuilt.chat.loadChat({
+        messages: [
+          { role: 'user', content: 'first\n\n<attached_context>\n<file path="a.ts">\nx\n</file>\n</attached_context>' },
+          { role: 'assistant', content: 'one' },
+        ],
+        view: { transcript: [{ kind: 'script' }], userHistory: [], counter: 1 },
+        title: 'first',
+      });
+      const items = rebuilt.chat.snapshot().transcript;
+      assert.deepEqual(items.map((t) => t.kind), ['user', 'assistant']);
+      assert.equal(items[0].kind === 'user' && items[0].text, 'first', 'the attached context is not shown as the message');
+      assert.equal(rebuilt.chat.historyIndexOf(items[0].id), 0);
+    });
   });
 });
