@@ -1,5 +1,8 @@
 // awk: read-only unless its program runs commands (system(), "cmd" | getline, print | "cmd"),
-// writes files (print > "f"), loads code (-f, @include, -l) or edits in place (-i inplace).
+// writes files (print > "f"), loads code (-f, @include, -l), edits in place (-i inplace), or opens a
+// file by a name computed at run time: gawk opens a network connection for any /inet/… name, and a
+// computed name can be built any way (concatenation, -v, operand assignments, brace expansion,
+// xargs), so the rule is about the capability, not the spelling: no getline < …, no ARGV/ARGC.
 import { scanOptions } from './options';
 import type { CommandRule } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
@@ -27,12 +30,31 @@ export const awk: CommandRule = (args, _context, name) => {
   if (files.some((operand) => operand.kind === 'literal' && operand.value.startsWith('/inet'))) {
     return refuse('argument', `${name}: /inet files open network connections`);
   }
+  // Operand and -v assignments to ARGV/ARGC would choose the files awk opens.
+  const assigned = [...files, ...options.filter((option) => option.name === 'v' || option.name === 'assign').map((option) => option.value)];
+  if (assigned.some((arg) => arg && /^\s*(?:ARGV|ARGC)\b/.test(arg.value))) {
+    return refuse('argument', `${name}: assigning ARGV or ARGC chooses which files awk opens`);
+  }
   for (const program of programs) {
     const verdict = checkAwkProgram(program?.value ?? '');
     if (!verdict.readOnly) return verdict;
   }
   return OK;
 };
+
+/**
+ * After `getline` (at `from`), whether an input redirection follows: getline [lvalue] < file. The
+ * lvalue is a name, maybe with a subscript, or $expr; anything up to the "<" on the same line
+ * counts, which refuses some comparisons too (the safe side).
+ */
+function redirectsInput(program: string, from: number): boolean {
+  for (let i = from; i < program.length; i++) {
+    const ch = program[i];
+    if (ch === '<') return program[i + 1] !== '=';
+    if (ch === '\n' || ch === ';' || ch === '}' || ch === '|' || ch === '&' || ch === ')' || ch === ',' || ch === '{') return false;
+  }
+  return false;
+}
 
 /** Tokens after which "/" starts a regex rather than a division; anything else means division. */
 const REGEX_MAY_FOLLOW = new Set([
@@ -91,6 +113,10 @@ export function checkAwkProgram(program: string): ShellVerdict {
       while (i < p.length && /[A-Za-z0-9_]/.test(p[i])) i++;
       const word = p.slice(start, i);
       if (word === 'system') return refuse('argument', 'awk system() runs a command');
+      if (word === 'ARGV' || word === 'ARGC') return refuse('argument', 'awk: changing ARGV or ARGC makes awk open files by a name computed at run time (gawk: /inet network connections)');
+      if (word === 'getline' && redirectsInput(p, i)) {
+        return refuse('argument', 'awk getline < file opens a file by a name computed at run time (gawk: /inet network connections)');
+      }
       if (word === 'print' || word === 'printf') printDepth = depth;
       previous = word === 'print' || word === 'printf' || word === 'return' || word === 'in' ? word : 'name';
       continue;

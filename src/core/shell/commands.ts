@@ -6,6 +6,7 @@ import type { CommandContext, CommandRule } from './ruleTypes';
 import { sed } from './sed';
 import * as tools from './toolRules';
 import { refuse, type ShellVerdict } from './verdict';
+import { REDIRECTED, redirectedCommand, VERSION_FLAGS, versionCommand } from './versionCommands';
 import * as wrappers from './wrappers';
 import type { Arg } from './words';
 
@@ -14,21 +15,10 @@ const READ_ONLY_ANY_ARGUMENTS = [
   'true', 'false', ':', 'basename', 'dirname', 'realpath', 'readlink', 'stat', 'du', 'df', 'cut', 'tr',
   'comm', 'join', 'paste', 'column', 'fold', 'fmt', 'expand', 'unexpand', 'rev', 'od', 'hexdump',
   'strings', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum',
-  'sum', 'base64', 'base32', 'diff', 'cmp', 'jq', 'whoami', 'id', 'groups', 'uname', 'arch', 'nproc',
-  'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type', 'ps', 'pgrep', 'free',
+  'sum', 'diff', 'cmp', 'whoami', 'id', 'groups', 'uname', 'arch', 'nproc',
+  'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type', 'pgrep', 'free',
   'seq', 'expr', 'sleep', 'numfmt', 'zcat', 'cal', 'lsb_release', 'help',
 ] as const;
-
-const RUNS_CODE = 'runs code';
-const INSTALLS = 'installs packages, builds or runs code';
-const VERSION_COMMANDS: ReadonlyArray<[name: string, what: string, flags: readonly string[]]> = [
-  ['node', RUNS_CODE, ['-v']], ['deno', RUNS_CODE, ['-V']], ['bun', RUNS_CODE, ['-v']],
-  ['python', RUNS_CODE, ['-V']], ['python3', RUNS_CODE, ['-V']], ['ruby', RUNS_CODE, []],
-  ['perl', RUNS_CODE, ['-v']], ['php', RUNS_CODE, ['-v']], ['java', RUNS_CODE, ['-version']],
-  ['tsc', RUNS_CODE, ['-v']], ['gcc', RUNS_CODE, []], ['clang', RUNS_CODE, []], ['rustc', RUNS_CODE, ['-V']],
-  ['npm', INSTALLS, ['-v']], ['pnpm', INSTALLS, ['-v']], ['yarn', INSTALLS, ['-v']], ['pip', INSTALLS, ['-V']],
-  ['pip3', INSTALLS, ['-V']], ['cargo', INSTALLS, ['-V']], ['make', INSTALLS, ['-v']],
-];
 
 const RULES = new Map<string, CommandRule>([
   ...READ_ONLY_ANY_ARGUMENTS.map((name): [string, CommandRule] => [name, tools.anyArguments]),
@@ -46,6 +36,8 @@ const RULES = new Map<string, CommandRule>([
   ['fd', tools.fd],
   ['fdfind', tools.fd],
   ['printf', tools.printf],
+  ['set', tools.listingOnly('set changes shell options')],
+  ['alias', tools.listingOnly('alias defines an alias')],
   ['test', tools.test],
   ['[', tools.test],
   ['sed', sed],
@@ -64,10 +56,14 @@ const RULES = new Map<string, CommandRule>([
   ['bash', wrappers.shell],
   ['sh', wrappers.shell],
   ['dash', wrappers.shell],
-  ['go', tools.go],
-  // npm/pnpm/yarn run an update check against the registry (and write its timestamp) for any
-  // subcommand, even `npm ls`; only --version returns before that.
-  ...VERSION_COMMANDS.map(([name, what, flags]): [string, CommandRule] => [name, tools.versionOnly(what, flags)]),
+  ['base64', tools.base64],
+  ['base32', tools.base32],
+  ['ps', tools.ps],
+  ['jq', tools.jq],
+  // Interpreters, compilers, npm/pip (which run an update check for any other subcommand, even
+  // `npm ls`): only the version, and only from an installation no workspace file can redirect.
+  ...Object.keys(VERSION_FLAGS).map((name): [string, CommandRule] => [name, versionCommand]),
+  ...[...REDIRECTED.keys()].map((name): [string, CommandRule] => [name, redirectedCommand]),
 ]);
 
 /** Why well-known commands are refused, so the user sees more than "not on the list". */
@@ -79,12 +75,12 @@ const REFUSAL_REASONS: ReadonlyArray<[code: string, why: string, names: readonly
   ]],
   ['command', 'uses the network', ['curl', 'wget', 'ssh', 'scp', 'sftp', 'ftp', 'nc', 'ncat', 'telnet', 'rsync', 'ping', 'dig', 'nslookup', 'http']],
   ['session', 'changes the shell session', [
-    'cd', 'pushd', 'popd', 'dirs', 'export', 'unset', 'alias', 'unalias', 'set', 'shopt', 'trap', 'ulimit',
+    'cd', 'pushd', 'popd', 'dirs', 'export', 'unset', 'unalias', 'shopt', 'trap', 'ulimit',
     'umask', 'read', 'readarray', 'mapfile', 'declare', 'local', 'typeset', 'readonly', 'let', 'shift',
     'getopts', 'hash', 'enable', 'exit', 'return', 'logout', 'history', 'fc', 'bind', 'complete',
     'compgen', 'compopt', 'disown', 'jobs', 'fg', 'bg', 'wait', 'suspend',
   ]],
-  ['command', 'runs code this check cannot see', ['eval', 'exec', 'source', '.', 'builtin', 'coproc', 'npx', 'zsh', 'fish', 'ksh', 'csh', 'tcsh']],
+  ['command', 'runs code this check cannot see', ['eval', 'exec', 'source', '.', 'builtin', 'coproc', 'zsh', 'fish', 'ksh', 'csh', 'tcsh']],
   ['command', 'runs a command as another user', ['sudo', 'doas', 'su', 'pkexec']],
   ['command', 'keeps running after the check (writes nohup.out)', ['nohup', 'setsid']],
   ['command', 'is interactive', ['vi', 'vim', 'nvim', 'nano', 'emacs', 'less', 'more', 'most', 'man', 'top', 'htop', 'watch']],

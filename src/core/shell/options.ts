@@ -22,6 +22,11 @@ export interface OptionSpec {
   allowedLong?: readonly string[];
   /** POSIX style: the first operand ends the options (awk, xargs, env, timeout, …). */
   stopAtOperand?: boolean;
+  /**
+   * Not getopt: each value-taking letter of a cluster takes the next word and the cluster goes on
+   * (tree -Lo 1 out.txt is -L 1 -o out.txt).
+   */
+  valuesFromNextWords?: boolean;
 }
 
 export interface ParsedOption {
@@ -82,16 +87,25 @@ export function scanOptions(command: string, args: readonly Arg[], spec: OptionS
       options.push(option);
       continue;
     }
-    for (let j = 1; j < text.length; j++) {
-      const letter = text[j];
+    // Every letter of the word is checked against the refused ones, even after a value-taking
+    // letter: getopt reads -Lo as -L with the value "o", but a tool with its own parser (tree) reads
+    // it as -L -o, and refusing both readings is the safe side.
+    for (const letter of text.slice(1)) {
       const why = spec.refusedShort?.[letter];
       if (why) return fail(refuse('argument', `${command} -${letter} ${why}`));
+    }
+    for (let j = 1; j < text.length; j++) {
+      const letter = text[j];
       if (spec.allowedShort !== undefined && !spec.allowedShort.includes(letter)) {
         return fail(refuse('argument', `${command}: option -${letter} is not on the read-only list`));
       }
       const option: ParsedOption = { name: letter, long: false };
       options.push(option);
       if (spec.shortWithValue?.includes(letter)) {
+        if (spec.valuesFromNextWords) {
+          if (i + 1 < args.length) option.value = args[++i];
+          continue;
+        }
         const attached = text.slice(j + 1);
         if (attached) option.value = { value: attached, kind: 'literal', mayBeOption: false };
         else if (i + 1 < args.length) option.value = args[++i];

@@ -3,7 +3,18 @@
 import type { ShellVerdict } from './verdict';
 import type { Arg } from './words';
 
+/** Where the command runs: what path operands and program lookups are checked against. */
+export interface ShellWorkspace {
+  /** Absolute, symlink-resolved workspace root. */
+  root: string;
+  /** Absolute working directory of the command (inside the workspace). */
+  cwd: string;
+  /** The PATH the command runs with when it runs without approval (no workspace entries). */
+  searchPath: string;
+}
+
 export interface CommandContext {
+  workspace: ShellWorkspace;
   /** How many wrappers or nested scripts enclose the command being checked. */
   depth: number;
   /** Checks a complete argv (argv[0] is the command name) at the given depth. */

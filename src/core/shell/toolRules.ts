@@ -28,19 +28,6 @@ function atMostOneOperand(spec: OptionSpec): CommandRule {
   );
 }
 
-/**
- * Interpreters, compilers and package managers: asking for the version is all that is safe. Only
- * the flags each program treats as "print the version and exit" count (python -v would instead
- * start an interpreter reading its input; `node version` would run a file named version).
- */
-export function versionOnly(what: string, flags: readonly string[] = []): CommandRule {
-  return (args, _context, name) => {
-    const flag = args.length === 1 && args[0].kind === 'literal' ? args[0].value : undefined;
-    if (flag === '--version' || (flag !== undefined && flags.includes(flag))) return OK;
-    return refuse('command', `${name} ${what}; only ${name} --version is read-only`);
-  };
-}
-
 /** find: its expression may delete, run programs or write files. */
 const FIND_ACTIONS: Readonly<Record<string, string>> = {
   '-delete': 'deletes files',
@@ -76,7 +63,40 @@ export const uniq = atMostOneOperand({
   longWithValue: ['skip-fields', 'skip-chars', 'check-chars'],
 });
 
-export const xxd = atMostOneOperand({ shortWithValue: 'cglson' });
+/**
+ * xxd reads its options by hand, not with getopt: only words before the first operand are options,
+ * each word is one option named by its first letter (-ps is -p, "postscript"), and a value-taking
+ * letter written out (-cols, -seek) takes the next word. After the input file, the next word is the
+ * output file whatever it looks like (xxd in -ps writes a file named -ps).
+ */
+export const xxd: CommandRule = (args) => {
+  let i = 0;
+  for (; i < args.length; i++) {
+    const arg = args[i];
+    if (arg.kind !== 'literal') return refuse('argument', 'xxd: an argument that is only known at run time may be an output file');
+    const text = arg.value;
+    if (text === '--') {
+      i++;
+      break;
+    }
+    if (!text.startsWith('-') || text === '-') break;
+    const word = text.startsWith('--') && text.length > 2 ? text.slice(1) : text;
+    // -c -g -l -o -s -n take a value: attached as digits (-c8), otherwise the next word.
+    if ('cglson'.includes(word[1] ?? '') && !/^-[cglson][-+]?[0-9]/.test(word)) i++;
+  }
+  const operands = args.length - i;
+  return operands <= 1 ? OK : refuse('argument', 'xxd writes its output to the file named by its second operand');
+};
+
+/** base64/base32: BSD and macOS write to the file of -o/--output (GNU has no such option). */
+const encoder = withOptions({
+  shortWithValue: 'bwio',
+  longWithValue: ['wrap', 'break', 'input'],
+  refusedShort: { o: 'writes its output to a file (BSD and macOS)' },
+  refusedLong: { output: 'writes its output to a file (BSD and macOS)' },
+});
+export const base64 = encoder;
+export const base32 = encoder;
 
 export const tee = withOptions(
   { allowedShort: 'aip', allowedLong: ['append', 'ignore-interrupts', 'output-error'] },
@@ -94,8 +114,10 @@ export const dd: CommandRule = (args) => {
   return OK;
 };
 
+/** tree reads its options by hand: -Lo 1 out.txt is -L 1 -o out.txt (each letter takes the next word). */
 export const tree = withOptions({
   shortWithValue: 'LPIHT',
+  valuesFromNextWords: true,
   refusedShort: { o: 'writes its output to a file', R: 'writes a file into every directory' },
   refusedLong: { output: 'writes its output to a file' },
 });
@@ -136,10 +158,12 @@ export const rg = withOptions({
     'max-filesize', 'colors', 'color', 'context-separator', 'field-match-separator', 'field-context-separator',
     'path-separator', 'ignore-file', 'engine', 'dfa-size-limit', 'regex-size-limit',
   ],
+  refusedShort: { z: 'runs decompression programs on compressed files' },
   refusedLong: {
     pre: 'runs a program on every file',
     'pre-glob': 'chooses files for --pre',
     'hostname-bin': 'runs a program',
+    'search-zip': 'runs decompression programs on compressed files',
   },
 });
 
@@ -149,6 +173,11 @@ export const fd = withOptions({
   refusedShort: { x: 'runs a command for each result', X: 'runs a command with the results' },
   refusedLong: { exec: 'runs a command for each result', 'exec-batch': 'runs a command with the results' },
 });
+
+/** set and alias print what the shell has when given no arguments, and change the session otherwise. */
+export function listingOnly(what: string): CommandRule {
+  return (args) => (args.length === 0 ? OK : refuse('session', what));
+}
 
 /** printf -v NAME assigns a shell variable instead of printing. */
 export const printf: CommandRule = (args) => {
@@ -168,16 +197,29 @@ export const test: CommandRule = (args, _context, name) => {
   return OK;
 };
 
-/** go version / go env (without -w or -u, which write the go env file). */
-export const go: CommandRule = (args, context, name) => {
-  const sub = args[0];
-  if (sub?.kind === 'literal' && sub.value === 'version' && args.length === 1) return OK;
-  if (sub?.kind === 'literal' && sub.value === 'env') {
-    for (const arg of args.slice(1)) {
-      if (arg.kind !== 'literal') return refuse('argument', 'go env: an argument that is only known at run time');
-      if (/^--?[wu]($|=)/.test(arg.value)) return refuse('argument', `go env ${arg.value} writes the go environment file`);
-    }
-    return OK;
+/**
+ * ps: BSD-style e (ps e, ps auxe, ps eww) and the environ format print other processes'
+ * environments, the editor's own among them, with its keys and tokens.
+ */
+export const ps: CommandRule = (args) => {
+  for (const arg of args) {
+    if (arg.kind !== 'literal') return refuse('argument', 'ps: an argument that is only known at run time may ask for environments');
+    const text = arg.value;
+    if (!text.startsWith('-') && /^[A-Za-z]+$/.test(text) && text.includes('e')) return refuse('argument', `ps ${text} prints the environment of processes, with their secrets`);
+    if (/env/i.test(text)) return refuse('argument', 'ps: showing the environment of processes reveals their secrets');
   }
-  return versionOnly('builds, downloads or runs code')(args, context, name);
+  return OK;
+};
+
+/**
+ * jq: read-only, but modules (import/include, -L) are read from any folder (~/.jq, next to jq,
+ * or one the command names), and `import "…" as $x` prints a JSON file's data.
+ */
+export const jq: CommandRule = (args) => {
+  for (const arg of args) {
+    if (arg.kind !== 'literal') continue;
+    if (/^-[A-Za-z]*L/.test(arg.value) || arg.value.startsWith('--library-path')) return refuse('argument', 'jq -L loads modules from a folder');
+    if (/\b(?:import|include|modulemeta|get_search_list)\b/.test(arg.value)) return refuse('argument', 'jq modules (import/include) are read from folders outside the workspace');
+  }
+  return OK;
 };

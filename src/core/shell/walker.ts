@@ -61,7 +61,7 @@ class Walker {
       case 'function_definition':
         return refuse('session', 'defining a function changes the shell session');
       case 'declaration_command':
-        return refuse('session', `${node.children[0]?.type ?? 'declare'} changes shell variables`);
+        return this.declaration(node);
       case 'unset_command':
         return refuse('session', 'unset changes shell variables');
       case 'variable_assignment':
@@ -86,6 +86,24 @@ class Walker {
       if (!verdict.readOnly) return verdict;
     }
     return OK;
+  }
+
+  /**
+   * declare/typeset/export/readonly only print when given -p (with names to print, or none) or
+   * listing flags alone; anything else sets a variable that later commands of the script see.
+   */
+  private declaration(node: SyntaxNode): ShellVerdict {
+    const keyword = node.children[0]?.type ?? 'declare';
+    const words = node.children.slice(1).filter((child) => child.named);
+    const texts = words.map((child) => (child.type === 'word' || child.type === 'variable_name' ? textOf(this.script, child) : undefined));
+    const options = texts.filter((text) => text?.startsWith('-'));
+    const names = texts.filter((text) => !text?.startsWith('-'));
+    const onlyListing = options.every((text) => /^-[pfFx]+$/.test(text ?? ''));
+    const printing = options.some((text) => text?.includes('p')) || options.length === 0;
+    if (onlyListing && (names.length === 0 || (printing && options.length > 0 && names.every((text) => text !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(text))))) {
+      return keyword === 'local' ? refuse('session', 'local changes shell variables') : OK;
+    }
+    return refuse('session', `${keyword} changes shell variables`);
   }
 
   /**

@@ -53,8 +53,14 @@ export const timeout = wrapper(
   (operands, context) => runInner(operands.slice(1), context),
 );
 
-/** The time keyword (and /usr/bin/time without -o, which would write its report to a file). */
-export const time = wrapper({ allowedShort: 'p' }, (operands, context) => runInner(operands, context));
+/**
+ * The time keyword, and GNU /usr/bin/time (also reached through env time): -o/--output and
+ * -a/--append would write the report to a file, so only the options that print are allowed.
+ */
+export const time = wrapper(
+  { allowedShort: 'pvqf', shortWithValue: 'f', allowedLong: ['portability', 'verbose', 'quiet', 'format'], longWithValue: ['format'] },
+  (operands, context) => runInner(operands, context),
+);
 
 export const stdbuf = wrapper(
   { allowedShort: 'ioe', shortWithValue: 'ioe', allowedLong: ['input', 'output', 'error'], longWithValue: ['input', 'output', 'error'] },

@@ -3,6 +3,7 @@
 // and one run on a read-only verdict alone gets the environment that verdict assumes.
 import { toAbsolute } from '../fs/paths';
 import { readOnlyShellEnv } from '../process/readOnlyShellEnv';
+import { isShellCommandReadOnly } from '../shell';
 import type { Tool } from './types';
 import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
 
@@ -57,6 +58,12 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const cwd = toAbsolute(fs.root, dir);
       let env = environment(shellEnv);
       if (approvedAsReadOnly) {
+        // Checked again here, where the real working directory is known and just before it runs:
+        // the verdict that let it run may have been given for another folder or an older tree.
+        const verdict = await isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd, pathValue: env.PATH });
+        if (!verdict.readOnly) {
+          return failure(`The command was not run: it would run without approval, but here it is not read-only (${verdict.reason}). Ask the user to run it.`);
+        }
         const safe = await readOnlyShellEnv({ env, workspaceRoot: fs.root });
         if (signal?.aborted) return failure('The command was cancelled before it started.');
         if (!safe.ok) {

@@ -100,10 +100,11 @@ describe('shell classifier: unknown node types', () => {
     type, named: true, field, start: 0, end: 2, children,
   });
   const script = (root: SyntaxNode): ParsedScript => ({ source: 'ls', root, hasError: false });
+  const WORKSPACE = { root: process.cwd(), cwd: process.cwd(), searchPath: '/usr/bin:/bin' };
 
   it('refuses a statement type the grammar did not have', async () => {
     const parser = await loadShellParser();
-    const verdict = checkParsedScript(script(node('program', [node('mystery_statement')])), parser);
+    const verdict = checkParsedScript(script(node('program', [node('mystery_statement')])), parser, WORKSPACE);
     assert.equal(verdict.readOnly, false);
     assert.match(verdict.reason, /^syntax: unsupported shell construct \(mystery_statement\)/);
   });
@@ -111,7 +112,7 @@ describe('shell classifier: unknown node types', () => {
   it('refuses an unknown word type inside an otherwise allowed command', async () => {
     const parser = await loadShellParser();
     const command = node('command', [node('command_name', [node('word')], 'name'), node('future_word', [], 'argument')]);
-    const verdict = checkParsedScript(script(node('program', [command])), parser);
+    const verdict = checkParsedScript(script(node('program', [command])), parser, WORKSPACE);
     assert.equal(verdict.readOnly, false);
     assert.match(verdict.reason, /^syntax: /);
   });
@@ -119,12 +120,12 @@ describe('shell classifier: unknown node types', () => {
   it('accepts the same hand-made tree once the argument is an ordinary word', async () => {
     const parser = await loadShellParser();
     const command = node('command', [node('command_name', [node('word')], 'name'), node('word', [], 'argument')]);
-    assert.equal(checkParsedScript(script(node('program', [command])), parser).readOnly, true);
+    assert.equal(checkParsedScript(script(node('program', [command])), parser, WORKSPACE).readOnly, true);
   });
 
   it('refuses a tree that tree-sitter marked as having errors', async () => {
     const parser = await loadShellParser();
     const parsed: ParsedScript = { ...script(node('program', [])), hasError: true };
-    assert.match(checkParsedScript(parsed, parser).reason, /^parse: /);
+    assert.match(checkParsedScript(parsed, parser, WORKSPACE).reason, /^parse: /);
   });
 });

@@ -14,12 +14,14 @@ describe('shell classifier: sed scripts', () => {
 describe('shell classifier: awk programs', () => {
   const safe = [
     '{print $1}', '$3 > 100 {print $1}', '{ if ($1 > 5) print $2 }', '{print ($1 > 5)}', '{ x = a / 2; print x }',
-    '/a|b/ {n++} END {print n}', '{ getline line < "file.txt"; print line }', 'NR % 2 == 0 || NR == 1', '{print a, b}\n$2 > 3 {print}',
+    '/a|b/ {n++} END {print n}', '{ getline line; print line }', 'NR % 2 == 0 || NR == 1', '{ if (getline > 0) print }', 'BEGIN { print ENVIRON["HOME"] }', '{print a, b}\n$2 > 3 {print}',
   ];
   const unsafe = [
     '{print > "f"}', '{print $1 >> "f"}', '{printf("%s", $0) > "f"}', '{print | "sh"}', 'BEGIN{system("ls")}',
     'BEGIN{"date" | getline d}', '{print $1,\n$2 > "f"}', '{print a / 2 > "f"}', '@include "x"', 'BEGIN{print 1 |& "cat"}',
     '{ print "x" > ENVIRON["OUT"] }', 'BEGIN { getline < "/inet/tcp/0/h/80" }', '{print "unterminated}',
+    '{ getline line < "file.txt"; print line }', 'BEGIN { f = "/in" "et/tcp/0/h/80"; getline < f }', 'BEGIN { while ((getline l < f) > 0) print l }',
+    'BEGIN { ARGV[1] = "/inet/tcp/0/h/80"; ARGC = 2 }', '{ split("/inet/tcp/0/h/80", ARGV) }', 'BEGIN { getline x[1] < ("/in" "et") }',
   ];
   for (const program of safe) it(`accepts ${JSON.stringify(program)}`, () => assert.equal(checkAwkProgram(program).readOnly, true));
   for (const program of unsafe) it(`refuses ${JSON.stringify(program)}`, () => assert.equal(checkAwkProgram(program).readOnly, false));
