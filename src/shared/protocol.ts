@@ -52,6 +52,20 @@ export interface ConflictFile {
   resolution?: ConflictResolution;
 }
 
+/**
+ * A button under a notice. The host maps each id to one fixed command: the webview never names a
+ * command of its own. `setting` (for openUserSettings) is a `speculate.*` setting to show.
+ */
+export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey';
+export interface ChatAction {
+  action: ChatActionId;
+  label: string;
+  setting?: string;
+}
+
+/** Notices are quiet by default; 'warning' is for what limits the chat (untrusted folder, ignored settings). */
+export type NoticeTone = 'info' | 'warning';
+
 /** Everything the transcript can show; `init.transcript` and `appendItems` carry these. */
 export type TranscriptItem =
   | { kind: 'user'; id: string; text: string; /** came from an accepted speculation */ speculated?: boolean; attachments?: AttachmentView[] }
@@ -80,7 +94,7 @@ export type TranscriptItem =
       decision?: ApprovalDecision;
     }
   | { kind: 'error'; id: string; message: string; retryable: boolean }
-  | { kind: 'notice'; id: string; text: string }
+  | { kind: 'notice'; id: string; text: string; tone?: NoticeTone; actions?: ChatAction[] }
   | { kind: 'conflicts'; id: string; files: ConflictFile[] }
   /** What one answer cost, shown quietly under it: "12.3k in (9k cached) · 350 out · $0.004". */
   | { kind: 'usage'; id: string; text: string; detail: string };
@@ -221,7 +235,7 @@ export type HostToWebview =
   | { type: 'error'; id: string; message: string; retryable: boolean }
   | { type: 'turnState'; busy: boolean }
   /** A quiet line in the transcript, e.g. "Speculated 4 tool calls · 3.2 s saved". */
-  | { type: 'notice'; id: string; text: string }
+  | { type: 'notice'; id: string; text: string; tone?: NoticeTone; actions?: ChatAction[] }
   /** Ghost text in the empty input. Replaces any earlier suggestion. */
   | { type: 'suggestion'; id: string; text: string }
   | { type: 'suggestionCleared' }
@@ -307,7 +321,9 @@ export type WebviewToHost =
   | { type: 'pickAttachment' }
   | { type: 'listModels'; role: ModelRole }
   /** '' for the fast model means "same as the main model". */
-  | { type: 'selectModel'; role: ModelRole; model: string };
+  | { type: 'selectModel'; role: ModelRole; model: string }
+  /** A notice's button (ChatAction). */
+  | { type: 'chatAction'; action: ChatActionId; setting?: string };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -359,6 +375,11 @@ const isToolCallView: Guard<ToolCallView> = shape({
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);
 const isConflictResolution = oneOf(['overwrite', 'keep-mine'] as const);
 
+const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey'] as const);
+const isSettingKey = (v: unknown): v is string => typeof v === 'string' && /^speculate(\.[A-Za-z][\w-]*)+$/.test(v);
+const isChatAction: Guard<ChatAction> = shape({ action: isChatActionId, label: isString, setting: optional(isSettingKey) });
+const isNoticeTone = oneOf(['info', 'warning'] as const);
+
 const isConflictFile: Guard<ConflictFile> = shape({
   path: isString,
   reason: isString,
@@ -400,7 +421,13 @@ const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<Transcrip
     decision: optional(isApprovalDecision),
   }),
   error: shape({ kind: oneOf(['error'] as const), id: isId, message: isString, retryable: isBoolean }),
-  notice: shape({ kind: oneOf(['notice'] as const), id: isId, text: isString }),
+  notice: shape({
+    kind: oneOf(['notice'] as const),
+    id: isId,
+    text: isString,
+    tone: optional(isNoticeTone),
+    actions: optional(arrayOf(isChatAction)),
+  }),
   conflicts: shape({ kind: oneOf(['conflicts'] as const), id: isId, files: arrayOf(isConflictFile) }),
   usage: shape({ kind: oneOf(['usage'] as const), id: isId, text: isString, detail: isString }),
 };
@@ -466,7 +493,7 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
   approvalResolved: shape({ type: literal('approvalResolved'), id: isId, decision: isApprovalDecision }),
   error: shape({ type: literal('error'), id: isId, message: isString, retryable: isBoolean }),
   turnState: shape({ type: literal('turnState'), busy: isBoolean }),
-  notice: shape({ type: literal('notice'), id: isId, text: isString }),
+  notice: shape({ type: literal('notice'), id: isId, text: isString, tone: optional(isNoticeTone), actions: optional(arrayOf(isChatAction)) }),
   suggestion: shape({ type: literal('suggestion'), id: isId, text: isString }),
   suggestionCleared: shape({ type: literal('suggestionCleared') }),
   speculation: shape({ type: literal('speculation'), status: isSpeculationStatus }),
@@ -533,6 +560,7 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   pickAttachment: shape({ type: literal('pickAttachment') }),
   listModels: shape({ type: literal('listModels'), role: isModelRole }),
   selectModel: shape({ type: literal('selectModel'), role: isModelRole, model: isString }),
+  chatAction: shape({ type: literal('chatAction'), action: isChatActionId, setting: optional(isSettingKey) }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

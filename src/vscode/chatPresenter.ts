@@ -12,11 +12,13 @@ import { isTranscriptItem } from '../shared/protocol';
 import type {
   AttachmentView,
   ApprovalDecision,
+  ChatAction,
   ChatSettings,
   ChatSnapshot,
   ConflictFile,
   HostToWebview,
   ModelInfo,
+  NoticeTone,
   SpeculationStatus,
   ToolCallStatus,
   ToolCallView,
@@ -329,10 +331,11 @@ export class ChatPresenter implements ApprovalPrompter {
     this.post({ type: 'chatUsage', usage: this.usageLine });
   }
 
-  notice(text: string): void {
+  /** A line in the transcript; a 'warning' with actions is a block with buttons (untrusted folder). */
+  notice(text: string, extras: { tone?: NoticeTone; actions?: ChatAction[] } = {}): void {
     const id = this.id('n');
-    this.transcript.push({ kind: 'notice', id, text });
-    this.post({ type: 'notice', id, text });
+    this.transcript.push({ kind: 'notice', id, text, ...structuredClone(extras) });
+    this.post({ type: 'notice', id, text, ...structuredClone(extras) });
   }
 
   error(message: string, retryable: boolean): void {

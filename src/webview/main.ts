@@ -121,7 +121,7 @@ function start(app: HTMLElement): void {
       case 'turnState':
         return setBusy(message.busy);
       case 'notice':
-        return transcript.notice(message.id, message.text);
+        return transcript.notice(message.id, message.text, message.tone, message.actions);
       case 'suggestion':
         composer.setSuggestion({ id: message.id, text: message.text });
         return showSpeculation(lastSpeculation);

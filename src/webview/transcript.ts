@@ -2,8 +2,10 @@
 // approvals, errors with Retry, notices and conflict choices. Only the streaming message re-renders.
 import type {
   ApprovalDecision,
+  ChatAction,
   ConflictFile,
   ConflictResolution,
+  NoticeTone,
   ToolCallStatus,
   ToolCallView,
   TranscriptItem,
@@ -147,7 +149,7 @@ export class Transcript {
         this.error(item.id, item.message, item.retryable);
         break;
       case 'notice':
-        this.notice(item.id, item.text);
+        this.notice(item.id, item.text, item.tone, item.actions);
         break;
       case 'conflicts':
         this.conflicts(item.id, item.files);
@@ -316,10 +318,28 @@ export class Transcript {
     });
   }
 
-  notice(id: string, text: string): void {
+  notice(id: string, text: string, tone: NoticeTone = 'info', actions: ChatAction[] = []): void {
     this.mutate(() => {
       this.response = null;
-      this.items.appendChild(h('div', { class: 'notice', 'data-id': id, role: 'note' }, icon('bolt'), h('span', {}, text)));
+      if (tone === 'info' && actions.length === 0) {
+        this.items.appendChild(h('div', { class: 'notice', 'data-id': id, role: 'note' }, icon('bolt'), h('span', {}, text)));
+        return;
+      }
+      // A notice that limits the chat is a block of its own, with its buttons (the host runs them).
+      const buttons = actions.map((action) =>
+        button(action.label, () => this.actions.post({ type: 'chatAction', action: action.action, ...(action.setting ? { setting: action.setting } : {}) }), {
+          class: 'button secondary',
+        }),
+      );
+      this.items.appendChild(
+        h(
+          'div',
+          { class: `notice-block ${tone}`, 'data-id': id, role: 'note' },
+          icon(tone === 'warning' ? 'shield' : 'bolt', 'notice-icon'),
+          h('div', { class: 'notice-text' }, text),
+          buttons.length > 0 ? h('div', { class: 'notice-actions' }, ...buttons) : null,
+        ),
+      );
     });
     this.actions.announce(text);
   }

@@ -43,6 +43,7 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   pickAttachment: { type: 'pickAttachment' },
   listModels: { type: 'listModels', role: 'fast' },
   selectModel: { type: 'selectModel', role: 'fast', model: '' },
+  chatAction: { type: 'chatAction', action: 'openUserSettings', setting: 'speculate.baseUrl' },
 };
 
 const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K }> } = {
@@ -57,6 +58,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
         { kind: 'approval', id: 'ap1', tool: 'edit', summary: 'a.ts', detail: '', decision: 'allow' },
         { kind: 'error', id: 'e1', message: 'boom', retryable: true },
         { kind: 'notice', id: 'n1', text: 'Speculated 1 tool call · 1.0 s saved' },
+        { kind: 'notice', id: 'n2', text: 'Restricted Mode', tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] },
         { kind: 'conflicts', id: 'k1', files: [{ path: 'a.ts', reason: 'changed', resolution: 'overwrite' }] },
       ],
       busy: false,
@@ -82,7 +84,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   approvalResolved: { type: 'approvalResolved', id: 'ap1', decision: 'deny' },
   error: { type: 'error', id: 'e1', message: 'boom', retryable: false },
   turnState: { type: 'turnState', busy: true },
-  notice: { type: 'notice', id: 'n1', text: 'saved' },
+  notice: { type: 'notice', id: 'n1', text: 'ignored', tone: 'warning', actions: [{ action: 'openUserSettings', label: 'Open', setting: 'speculate.approvalMode' }] },
   suggestion: { type: 'suggestion', id: 's1', text: 'run the tests' },
   suggestionCleared: { type: 'suggestionCleared' },
   speculation: { type: 'speculation', status: { state: 'running', toolCalls: 0, filesWritten: [] } },
@@ -150,6 +152,10 @@ describe('webview protocol', () => {
       { type: 'mentionQuery', requestId: -1, query: 'x' },
       { type: 'attach', kind: 'folder', path: 'src' },
       { type: 'selectModel', role: 'slow', model: 'x' },
+      // A notice button names one of the host's actions, never a command of its own.
+      { type: 'chatAction', action: 'workbench.action.terminal.new' },
+      { type: 'chatAction', action: 'openUserSettings', setting: 'terminal.integrated.env.linux' },
+      { type: 'chatAction', action: 'openUserSettings', setting: 'speculate' },
     ];
     for (const raw of bad) assert.equal(parseWebviewMessage(raw), undefined, JSON.stringify(raw));
   });
@@ -168,6 +174,8 @@ describe('webview protocol', () => {
       { ...init, state: { ...init.state, model: { label: 'm' } } },
       { type: 'appendItems', items: 'not a list' },
       { type: 'conflictResolved', id: 'k', path: 'a', resolution: 'open-diff' },
+      { type: 'notice', id: 'n', text: 't', actions: [{ action: 'runCommand', label: 'x' }] },
+      { type: 'notice', id: 'n', text: 't', tone: 'alarm' },
       { type: 'speculation', status: { state: 'boundary', toolCalls: 0, filesWritten: [], boundary: { tool: 'x' } } },
       withItem({ kind: 'user', id: 'u1', text: 'hi', attachments: [{ id: 'a', kind: 'folder', label: 'x', path: 'x' }] }),
       withItem({ kind: 'usage', id: 'us', text: 1 }),

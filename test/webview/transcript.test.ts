@@ -261,6 +261,30 @@ describe('chat webview: transcript', function () {
     assert.deepEqual(order, ['turn request', 'turn response', 'turn request', 'turn response', 'notice']);
   });
 
+  it('shows a warning notice as a block whose buttons name host actions, also after a reload', async () => {
+    const text = 'Restricted Mode: this folder is not trusted, so Speculate runs in plan mode.';
+    await chat.init({
+      transcript: [{ kind: 'notice', id: 'n1', text, tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] }],
+    });
+    const { page } = chat;
+    const block = page.locator('.notice-block.warning[data-id="n1"]');
+    assert.equal(await block.locator('.notice-text').innerText(), text);
+    await block.getByRole('button', { name: 'Manage Workspace Trust' }).click();
+    assert.deepEqual(await chat.waitForPosted('chatAction'), { type: 'chatAction', action: 'manageTrust' });
+
+    await chat.send({
+      type: 'notice',
+      id: 'n2',
+      text: "This workspace's setting speculate.baseUrl is ignored.",
+      tone: 'warning',
+      actions: [{ action: 'openUserSettings', label: 'Open User Settings', setting: 'speculate.baseUrl' }],
+    });
+    await page.locator('.notice-block[data-id="n2"]').getByRole('button', { name: 'Open User Settings' }).click();
+    const posted = (await chat.posted()).filter((m) => m.type === 'chatAction');
+    assert.deepEqual(posted.at(-1), { type: 'chatAction', action: 'openUserSettings', setting: 'speculate.baseUrl' });
+    assert.equal(await page.locator('.notice').count(), 0, 'quiet notices keep their own look');
+  });
+
   it('keeps the newest notice in view when the status line and ghost text grow the input', async () => {
     const transcript = Array.from({ length: 30 }, (_, i) => ({ kind: 'assistant' as const, id: `a${i}`, text: `Answer number ${i} with some words to fill the line.` }));
     await chat.init({ transcript });

@@ -238,4 +238,15 @@ describe('ChatPresenter', () => {
       assert.equal(rebuilt.chat.historyIndexOf(items[0].id), 0);
     });
   });
+
+  it('keeps a warning notice with its buttons in the snapshot a reloaded webview gets', () => {
+    const { chat, posted } = presenter();
+    const actions = [{ action: 'manageTrust' as const, label: 'Manage Workspace Trust' }];
+    chat.notice('Restricted Mode: plan mode.', { tone: 'warning', actions });
+    actions[0].label = 'changed afterwards';
+    assert.deepEqual(posted, [{ type: 'notice', id: 'n1', text: 'Restricted Mode: plan mode.', tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] }]);
+    assert.deepEqual(chat.snapshot().transcript, [
+      { kind: 'notice', id: 'n1', text: 'Restricted Mode: plan mode.', tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] },
+    ]);
+  });
 });
