@@ -2,30 +2,37 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { cleanupStaleOverlays } from './core/followup/overlayFs';
+import { ApiKeyStore } from './vscode/apiKeys';
 import { ChatViewProvider } from './vscode/chatView';
 import { registerCommands } from './vscode/commands';
 import { SpeculateController } from './vscode/controller';
 import { registerDiffPreview } from './vscode/diffPreview';
-import { ApiKeyStore } from './vscode/settings';
 import { SPECULATION_SCHEME, SpeculationFileSystemProvider } from './vscode/speculationFs';
 
+/** What activate() returns to the integration tests and the benchmarks' probe (in test mode only). */
 export interface SpeculateApi {
   /** How long activate() took, in milliseconds (recorded by the integration tests). */
   activationMs: number;
   controller: SpeculateController;
   fsProvider: SpeculationFileSystemProvider;
   chatView: ChatViewProvider;
+  apiKeys: ApiKeyStore;
+  /** The extension's SecretStorage (the tests plant a key of an earlier version in it). */
+  secrets: vscode.SecretStorage;
+  /** Where the Speculate output channel's log file is written. */
+  logUri: vscode.Uri;
 }
 
-export function activate(context: vscode.ExtensionContext): SpeculateApi {
+export function activate(context: vscode.ExtensionContext): SpeculateApi | undefined {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Speculate', { log: true });
   const apiKeys = new ApiKeyStore(context.secrets);
   const chatView = new ChatViewProvider(context.extensionUri, (line) => output.warn(line));
   const fsProvider = new SpeculationFileSystemProvider();
-  const controller = new SpeculateController({ context, chatView, fsProvider, apiKeys, output });
+  const controller = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace });
   context.subscriptions.push(
     output,
+    apiKeys,
     chatView,
     fsProvider,
     controller,
@@ -45,7 +52,9 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi {
       (error: unknown) => output.warn(`startup housekeeping failed: ${String(error)}`),
     );
   }, 2000);
-  return { activationMs: performance.now() - started, controller, fsProvider, chatView };
+  // Any extension can read another's exports: the internals (and the key store) go to tests only.
+  if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
+  return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri };
 }
 
 export function deactivate(): void {}

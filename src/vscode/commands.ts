@@ -1,8 +1,8 @@
 // Palette commands (category "Speculate"). Each one either works or says clearly what it needs.
 import * as vscode from 'vscode';
+import { keyChoices, originOf, type ApiKeyStore } from './apiKeys';
 import type { ChatViewProvider } from './chatView';
 import type { SpeculateController } from './controller';
-import type { ApiKeyStore } from './settings';
 import { updateSetting } from './settings';
 
 export interface CommandServices {
@@ -50,32 +50,106 @@ async function pickModel(services: CommandServices, setting: 'model' | 'fastMode
   });
   quickPick.dispose();
   if (chosen === undefined) return;
-  await updateSetting(setting, chosen);
+  await updateSetting(setting, chosen, services.controller.workspaceTrusted);
   void vscode.window.showInformationMessage(
     setting === 'model' ? `Speculate: chat model set to ${chosen}.` : chosen ? `Speculate: fast model set to ${chosen}.` : 'Speculate: suggestions and speculation use the main model.',
   );
+}
+
+interface OriginItem extends vscode.QuickPickItem {
+  origin?: string;
+}
+
+/** The origin of the user's endpoint (not the demo model's), if it is a valid URL. */
+function currentOrigin(services: CommandServices): string | undefined {
+  const endpoint = services.controller.endpoint();
+  return endpoint && !endpoint.demo ? endpoint.origin : undefined;
+}
+
+/** Asks which endpoint a key is for: the current one, one that has a key, or another URL. */
+async function pickKeyOrigin(services: CommandServices): Promise<string | undefined> {
+  const choices = keyChoices(currentOrigin(services), await services.apiKeys.origins());
+  if (choices.length > 0) {
+    const items: OriginItem[] = [
+      ...choices.map((choice) => ({
+        label: choice.origin,
+        description: [choice.current ? 'speculate.baseUrl' : '', choice.hasKey ? 'has a key' : ''].filter(Boolean).join(' · '),
+        origin: choice.origin,
+      })),
+      { label: '$(add) Another endpoint…', description: 'type its URL' },
+    ];
+    const picked = await vscode.window.showQuickPick(items, {
+      title: 'Speculate: Set API Key — which endpoint is the key for?',
+      placeHolder: 'The key is sent only to the endpoint you pick (its scheme, host and port)',
+      ignoreFocusOut: true,
+    });
+    if (!picked) return undefined;
+    if (picked.origin) return picked.origin;
+  }
+  const url = await vscode.window.showInputBox({
+    title: 'Speculate: Set API Key — endpoint URL',
+    prompt: 'The OpenAI-compatible endpoint the key is for, e.g. https://api.openai.com/v1. The key is sent only to its scheme, host and port.',
+    ignoreFocusOut: true,
+    validateInput: (value) => (originOf(value) ? undefined : 'Enter an http(s) URL, e.g. https://api.openai.com/v1'),
+  });
+  return url === undefined ? undefined : originOf(url);
+}
+
+async function setApiKey(services: CommandServices): Promise<void> {
+  const origin = await pickKeyOrigin(services);
+  if (!origin) return;
+  const value = await vscode.window.showInputBox({
+    title: `Speculate: API key for ${origin}`,
+    prompt: `Stored in VS Code's secret storage on this machine and sent only to ${origin}. Leave empty and press Enter to remove the stored key.`,
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (value === undefined) return;
+  if (value.trim() === '') {
+    await services.apiKeys.clear(origin);
+    void vscode.window.showInformationMessage(`Speculate: API key for ${origin} removed.`);
+    return;
+  }
+  await services.apiKeys.set(origin, value.trim());
+  const current = currentOrigin(services);
+  const note = current && current !== origin ? ` (speculate.baseUrl points at ${current}, so it is not used until you switch)` : '';
+  void vscode.window.showInformationMessage(`Speculate: API key saved for ${origin}; it is sent only there${note}.`);
+}
+
+const LEGACY_ITEM = 'key from an earlier version';
+
+async function clearApiKey(services: CommandServices): Promise<void> {
+  const current = currentOrigin(services);
+  const items: OriginItem[] = (await services.apiKeys.origins()).map((origin) => ({
+    label: origin,
+    description: origin === current ? 'speculate.baseUrl' : '',
+    origin,
+  }));
+  if (await services.apiKeys.hasLegacyKey()) items.push({ label: LEGACY_ITEM, description: 'not yet bound to an endpoint' });
+  if (items.length === 0) {
+    void vscode.window.showInformationMessage('Speculate: no API keys are stored.');
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Speculate: Clear API Key',
+    placeHolder: 'Pick the endpoints whose keys to remove',
+    canPickMany: true,
+    ignoreFocusOut: true,
+  });
+  if (!picked || picked.length === 0) return;
+  for (const item of picked) {
+    if (item.origin) await services.apiKeys.clear(item.origin);
+    else await services.apiKeys.clearLegacyKey();
+  }
+  void vscode.window.showInformationMessage(`Speculate: removed the API key for ${picked.map((item) => item.label).join(', ')}.`);
 }
 
 export function registerCommands(context: vscode.ExtensionContext, services: CommandServices): void {
   const register = (id: string, handler: (...args: unknown[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
 
-  register('speculate.setApiKey', async () => {
-    const value = await vscode.window.showInputBox({
-      title: 'Speculate: API key for your OpenAI-compatible endpoint',
-      prompt: 'Stored in VS Code\'s secret storage on this machine. Leave empty and press Enter to remove the stored key.',
-      password: true,
-      ignoreFocusOut: true,
-    });
-    if (value === undefined) return;
-    if (value.trim() === '') {
-      await services.apiKeys.delete();
-      void vscode.window.showInformationMessage('Speculate: API key removed.');
-    } else {
-      await services.apiKeys.set(value.trim());
-      void vscode.window.showInformationMessage('Speculate: API key saved.');
-    }
-  });
+  register('speculate.setApiKey', () => setApiKey(services));
+  register('speculate.clearApiKey', () => clearApiKey(services));
   register('speculate.selectModel', () => pickModel(services, 'model'));
   register('speculate.selectFastModel', () => pickModel(services, 'fastModel'));
   register('speculate.newChat', () => services.controller.newChat());

@@ -8,17 +8,27 @@ import { openWorkspaceServices, type WorkspaceServices } from '../core/workspace
 import { urlTemplateSearchProvider } from '../core/tools/urlTemplateSearch';
 import { resolveInsideWorkspace } from '../core/fs/paths';
 import type { HostToWebview, WebviewToHost } from '../shared/protocol';
+import type { ApiKeyStore, LegacyKeyOutcome } from './apiKeys';
+import { chatAction, runChatAction } from './chatActions';
 import { ChatPresenter } from './chatPresenter';
 import type { ChatViewProvider } from './chatView';
 import { setContextKey } from './contextKeys';
 import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
 import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
+import { IgnoredSettingsWatcher } from './ignoredSettings';
 import { EditorLspProvider } from './lspProvider';
-import { ApiKeyStore, readSettings, type SpeculateSettings } from './settings';
+import { ignoredWorkspaceSettingsText, trustedNowText, UNTRUSTED_WORKSPACE_TEXT, type UserOnlySetting } from './settingPolicy';
+import { readSettings, type SpeculateSettings } from './settings';
 import { speculationUri, type SpeculationFileSystemProvider } from './speculationFs';
 import { SpeculationStatusBar } from './statusBar';
 
 const STATS_KEY = 'speculate.stats';
+
+/** Whether the user trusts the open folder (vscode.workspace fits). */
+export interface WorkspaceTrust {
+  readonly isTrusted: boolean;
+  readonly onDidGrantWorkspaceTrust: vscode.Event<void>;
+}
 
 export interface ControllerDeps {
   context: vscode.ExtensionContext;
@@ -26,12 +36,14 @@ export interface ControllerDeps {
   fsProvider: SpeculationFileSystemProvider;
   apiKeys: ApiKeyStore;
   output: vscode.LogOutputChannel;
+  trust: WorkspaceTrust;
 }
 
 export class SpeculateController implements vscode.Disposable {
   readonly stats: SpeculateStats;
-  private settings: SpeculateSettings = readSettings();
-  private apiKey: string | undefined;
+  /** An untrusted folder: plan mode, no speculation, and its Speculate settings do not count. */
+  private trusted: boolean;
+  private settings: SpeculateSettings;
   private readonly demoUrl = process.env.SPECULATE_DEMO_MODEL_URL || undefined;
   private readonly presenter: ChatPresenter;
   private readonly statusBar = new SpeculationStatusBar();
@@ -46,9 +58,11 @@ export class SpeculateController implements vscode.Disposable {
   readonly onDidPostToWebview = this.postEmitter.event;
 
   constructor(private readonly deps: ControllerDeps) {
+    this.trusted = deps.trust.isTrusted;
+    this.settings = readSettings(this.trusted);
     this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
     this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
-    this.llm = new SettingsLlmClient(() => ({ endpoint: this.endpoint(), settings: this.settings }));
+    this.llm = new SettingsLlmClient({ current: () => ({ endpoint: this.endpoint(), settings: this.settings }), keys: deps.apiKeys });
     this.presenter = new ChatPresenter({
       post: (message) => {
         deps.chatView.post(message);
@@ -67,17 +81,21 @@ export class SpeculateController implements vscode.Disposable {
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('speculate')) this.onSettingsChanged();
       }),
-      deps.apiKeys.onDidChange(() => void this.loadApiKey().then(() => this.onSettingsChanged())),
+      deps.apiKeys.onDidChange(() => this.onSettingsChanged()),
+      deps.trust.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
+      new IgnoredSettingsWatcher((keys) => this.reportIgnoredSettings(keys)),
     );
-    void this.loadApiKey();
-  }
-
-  private async loadApiKey(): Promise<void> {
-    this.apiKey = await this.deps.apiKeys.get();
+    if (!this.trusted) this.showUntrustedNotice(true);
+    void this.migrateLegacyKey();
   }
 
   endpoint(): Endpoint | undefined {
-    return resolveEndpoint(this.settings, this.apiKey, this.demoUrl);
+    return resolveEndpoint(this.settings, this.demoUrl);
+  }
+
+  /** Whether the open folder is trusted (the agent then runs as the user's settings say). */
+  get workspaceTrusted(): boolean {
+    return this.trusted;
   }
 
   get llmClient(): SettingsLlmClient {
@@ -92,18 +110,55 @@ export class SpeculateController implements vscode.Disposable {
     return {
       model: this.endpoint()?.model ?? '',
       fastModel: this.settings.fastModel,
-      approvalMode: this.settings.approvalMode,
+      // Restricted Mode: reads only, and nothing runs ahead unattended.
+      approvalMode: this.trusted ? this.settings.approvalMode : 'plan',
       suggestionsEnabled: this.settings.suggestionsEnabled,
-      speculationEnabled: this.settings.speculationEnabled,
+      speculationEnabled: this.trusted && this.settings.speculationEnabled,
       maxTurns: this.settings.maxTurns,
       maxMessages: this.settings.maxMessages,
     };
   }
 
   private onSettingsChanged(): void {
-    this.settings = readSettings();
+    this.settings = readSettings(this.trusted);
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
+    void this.migrateLegacyKey();
+  }
+
+  private onTrustGranted(): void {
+    if (this.trusted) return;
+    this.trusted = true;
+    this.onSettingsChanged();
+    const text = trustedNowText(this.settings.approvalMode, this.settings.speculationEnabled);
+    this.log(text);
+    this.presenter.notice(text);
+  }
+
+  private showUntrustedNotice(log: boolean): void {
+    if (log) this.deps.output.warn(UNTRUSTED_WORKSPACE_TEXT);
+    this.presenter.notice(UNTRUSTED_WORKSPACE_TEXT, { tone: 'warning', actions: [chatAction('manageTrust')] });
+  }
+
+  private reportIgnoredSettings(keys: UserOnlySetting[]): void {
+    const text = ignoredWorkspaceSettingsText(keys);
+    this.deps.output.warn(text);
+    this.presenter.notice(text, { tone: 'warning', actions: [chatAction('openUserSettings', keys.length === 1 ? keys[0] : undefined)] });
+  }
+
+  /**
+   * The one key of earlier versions goes to the endpoint of the user's settings once there is one
+   * (at start and on every settings change until then); never to a workspace's endpoint.
+   */
+  async migrateLegacyKey(): Promise<LegacyKeyOutcome | undefined> {
+    const origin = this.settings.baseUrl ? this.endpoint()?.origin : undefined;
+    const outcome = await this.deps.apiKeys.adoptLegacyKey(origin).catch((error: unknown) => {
+      this.deps.output.warn(`could not move the stored API key: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    });
+    if (outcome?.kind === 'adopted') this.log(`The API key stored by an earlier version is now the key for ${outcome.origin} (speculate.baseUrl) and is sent only there.`);
+    if (outcome?.kind === 'superseded') this.log(`${outcome.origin} has a key already; the one stored by an earlier version was removed.`);
+    return outcome;
   }
 
   /** The session for the first workspace folder, created on first use. */
@@ -255,6 +310,9 @@ export class SpeculateController implements vscode.Disposable {
       case 'copyText':
         await vscode.env.clipboard.writeText(message.text);
         return;
+      case 'chatAction':
+        await runChatAction(message.action, message.setting);
+        return;
     }
   }
 
@@ -284,6 +342,7 @@ export class SpeculateController implements vscode.Disposable {
   async newChat(): Promise<void> {
     await this.session?.newChat();
     this.presenter.clear();
+    if (!this.trusted) this.showUntrustedNotice(false);
     await this.deps.chatView.reveal(true);
   }
 

@@ -1,7 +1,10 @@
-// Typed reading of the `speculate.*` settings, and the API key in SecretStorage (never in settings).
+// Typed reading of the `speculate.*` settings under the trust rules of settingPolicy.ts: user-only
+// settings come from the user's settings alone, the rest from a workspace only once it is trusted.
+// Every value is checked for its type: a workspace's settings file may hold anything.
 import * as vscode from 'vscode';
 import type { ApprovalMode } from '../core/chat/approvals';
 import type { PrefixCaching } from '../core/llm/requestBody';
+import { narrowedValue, restrictedValue, userValue, type Inspection, type UserOnlySetting } from './settingPolicy';
 
 export interface SpeculateSettings {
   baseUrl: string;
@@ -19,53 +22,45 @@ export interface SpeculateSettings {
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
-const SECRET_KEY = 'speculate.apiKey';
 
-function clamp(value: number, min: number, max: number): number {
-  return Number.isFinite(value) ? Math.min(max, Math.max(min, Math.round(value))) : max;
-}
+const asString = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+const asBoolean = (fallback: boolean) => (value: unknown): boolean => (typeof value === 'boolean' ? value : fallback);
+const clamped = (min: number, max: number, fallback: number) => (value: unknown): number =>
+  typeof value === 'number' && Number.isFinite(value) ? Math.min(max, Math.max(min, Math.round(value))) : fallback;
 
-export function readSettings(): SpeculateSettings {
+/** Reads settings for a workspace that is (or is not) trusted. */
+export function readSettings(trusted: boolean): SpeculateSettings {
   const config = vscode.workspace.getConfiguration('speculate');
-  const approval = config.get<string>('approvalMode', 'default');
+  const inspect = (key: string): Inspection | undefined => config.inspect(key);
+  /** User-only (scope application): the user's value, whatever the workspace says. */
+  const user = (key: UserOnlySetting): unknown => userValue(inspect(key.slice('speculate.'.length)));
+  /** Restricted: a trusted workspace's value counts, an untrusted one's does not. */
+  const restricted = (key: string): unknown => restrictedValue(inspect(key), config.get(key), trusted);
+  const approval = asString(user('speculate.approvalMode'));
+  const prefixCaching = restricted('prefixCaching');
   return {
-    baseUrl: config.get<string>('baseUrl', '').trim(),
-    model: config.get<string>('model', '').trim(),
-    fastModel: config.get<string>('fastModel', '').trim(),
+    baseUrl: asString(user('speculate.baseUrl')),
+    model: asString(restricted('model')),
+    fastModel: asString(restricted('fastModel')),
     approvalMode: (APPROVAL_MODES as readonly string[]).includes(approval) ? (approval as ApprovalMode) : 'default',
-    suggestionsEnabled: config.get<boolean>('suggestions.enabled', true),
-    speculationEnabled: config.get<boolean>('speculation.enabled', true),
-    maxTurns: clamp(config.get<number>('speculation.maxTurns', 20), 1, 20),
-    maxMessages: clamp(config.get<number>('speculation.maxMessages', 100), 2, 100),
-    enterAcceptsSuggestion: config.get<boolean>('enterAcceptsSuggestion', false),
-    prefixCaching: config.get<string>('prefixCaching', 'none') === 'dashscope' ? 'dashscope' : 'none',
-    requestTimeoutMs: clamp(config.get<number>('requestTimeoutSeconds', 60), 5, 3600) * 1000,
-    webSearchUrl: config.get<string>('webSearchUrl', '').trim(),
+    suggestionsEnabled: asBoolean(true)(restricted('suggestions.enabled')),
+    speculationEnabled: narrowedValue(inspect('speculation.enabled'), trusted, asBoolean(true), (a, b) => a && b),
+    maxTurns: narrowedValue(inspect('speculation.maxTurns'), trusted, clamped(1, 20, 20), Math.min),
+    maxMessages: narrowedValue(inspect('speculation.maxMessages'), trusted, clamped(2, 100, 100), Math.min),
+    enterAcceptsSuggestion: asBoolean(false)(restricted('enterAcceptsSuggestion')),
+    prefixCaching: prefixCaching === 'dashscope' ? 'dashscope' : 'none',
+    requestTimeoutMs: clamped(5, 3600, 60)(restricted('requestTimeoutSeconds')) * 1000,
+    webSearchUrl: asString(user('speculate.webSearchUrl')),
   };
 }
 
-export async function updateSetting(key: 'model' | 'fastModel', value: string): Promise<void> {
+/**
+ * Writes a model choice where it takes effect: into the workspace when a trusted workspace sets
+ * it already (so its value does not silently shadow the choice), else into the user settings.
+ */
+export async function updateSetting(key: 'model' | 'fastModel', value: string, trusted: boolean): Promise<void> {
   const config = vscode.workspace.getConfiguration('speculate');
   const inspected = config.inspect(key);
-  // Write where the user already set it, so a workspace value is not silently shadowed.
-  const target = inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+  const target = trusted && inspected?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
   await config.update(key, value, target);
-}
-
-export class ApiKeyStore {
-  constructor(private readonly secrets: vscode.SecretStorage) {}
-  get(): Thenable<string | undefined> {
-    return this.secrets.get(SECRET_KEY);
-  }
-  set(value: string): Thenable<void> {
-    return this.secrets.store(SECRET_KEY, value);
-  }
-  delete(): Thenable<void> {
-    return this.secrets.delete(SECRET_KEY);
-  }
-  onDidChange(listener: () => void): vscode.Disposable {
-    return this.secrets.onDidChange((event) => {
-      if (event.key === SECRET_KEY) listener();
-    });
-  }
 }
