@@ -1,7 +1,10 @@
 // Integration tests: mocha inside the extension host of a real VS Code server, opened in Chromium.
-// The tests report through a results file (SPECULATE_TEST_RESULTS) that this runner prints.
+// Two windows, one after the other: a trusted folder (workspace trust disabled) for most suites, and
+// a folder opened in Restricted Mode (trust on, not trusted) whose .vscode/settings.json is hostile,
+// for the suites under test/integration/untrusted/. The tests report through a results file
+// (SPECULATE_TEST_RESULTS) that this runner prints.
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { launchChromium } from './lib/browser.mjs';
@@ -9,17 +12,36 @@ import { repoRoot, startVsCodeServer, workbenchUrl } from './lib/vscodeServer.mj
 
 const TIMEOUT_MS = 5 * 60_000;
 
-export async function runIntegrationTests({ build = true, grep } = {}) {
-  if (build) execFileSync(process.execPath, ['esbuild.mjs', '--tests'], { stdio: 'inherit', cwd: repoRoot });
+/** The two windows the suites run in. */
+const WINDOWS = [
+  { suite: 'trusted', title: 'trusted folder', workspaceTrust: false },
+  {
+    suite: 'untrusted',
+    title: 'untrusted folder (Restricted Mode)',
+    workspaceTrust: true,
+    // What a cloned repository may bring: every setting it would like to change, flat and nested.
+    workspaceSettings: 'test/fixtures/workspaces/hostile-settings.jsonc',
+    // The user chose auto-edit (speculation would prepare edits); the folder must not get it.
+    userSettings: { 'speculate.approvalMode': 'auto-edit' },
+  },
+];
+
+async function runWindow(window, { grep }) {
   const scratch = mkdtempSync(join(tmpdir(), 'speculate-it-'));
   const resultsFile = join(scratch, 'results.jsonl');
   const workspace = join(scratch, 'workspace');
   cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+  if (window.workspaceSettings) {
+    mkdirSync(join(workspace, '.vscode'), { recursive: true });
+    copyFileSync(join(repoRoot, window.workspaceSettings), join(workspace, '.vscode/settings.json'));
+  }
 
   const serverLog = [];
   const server = await startVsCodeServer({
-    env: { SPECULATE_TEST_RESULTS: resultsFile, ...(grep ? { SPECULATE_TEST_GREP: grep } : {}) },
+    env: { SPECULATE_TEST_RESULTS: resultsFile, SPECULATE_TEST_SUITE: window.suite, ...(grep ? { SPECULATE_TEST_GREP: grep } : {}) },
     log: (line) => serverLog.push(line),
+    workspaceTrust: window.workspaceTrust,
+    userSettings: { 'workbench.startupEditor': 'none', ...window.userSettings },
   });
   const browser = await launchChromium();
   let printed = 0;
@@ -34,6 +56,7 @@ export async function runIntegrationTests({ build = true, grep } = {}) {
     printed = lines.length;
   };
   try {
+    console.log(`\n  -- ${window.title} --`);
     const page = await browser.newPage();
     page.on('console', (message) => {
       const text = message.text();
@@ -55,7 +78,7 @@ export async function runIntegrationTests({ build = true, grep } = {}) {
     const lines = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
     const end = lines.find((l) => l.event === 'end');
     if (!end) {
-      console.log('  \u2716 integration tests did not finish' + (exitCode !== undefined ? ` (workbench exited with ${exitCode})` : ' (time-out)'));
+      console.log(`  \u2716 integration tests (${window.title}) did not finish` + (exitCode !== undefined ? ` (workbench exited with ${exitCode})` : ' (time-out)'));
       console.log(serverLog.slice(-30).join('\n'));
       return { passed: lines.filter((l) => l.event === 'pass').length, failed: lines.filter((l) => l.event === 'fail').length + 1 };
     }
@@ -65,6 +88,17 @@ export async function runIntegrationTests({ build = true, grep } = {}) {
     await server.stop();
     rmSync(scratch, { recursive: true, force: true });
   }
+}
+
+export async function runIntegrationTests({ build = true, grep } = {}) {
+  if (build) execFileSync(process.execPath, ['esbuild.mjs', '--tests'], { stdio: 'inherit', cwd: repoRoot });
+  const totals = { passed: 0, failed: 0 };
+  for (const window of WINDOWS) {
+    const { passed, failed } = await runWindow(window, { grep });
+    totals.passed += passed;
+    totals.failed += failed;
+  }
+  return totals;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

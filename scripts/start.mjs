@@ -1,6 +1,7 @@
 // `npm start`: builds, installs VS Code's server if needed, starts the built-in demo model and the
 // server on 127.0.0.1 (free ports, no auth) with the extension from this work tree and a temporary
 // copy of the demo workspace, and prints the URL. Ctrl-C stops everything and removes the temp dir.
+// The demo's settings are the server's user settings: a workspace may not set the approval mode.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,9 @@ execFileSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });
 const scratch = mkdtempSync(join(tmpdir(), 'speculate-start-'));
 const workspace = join(scratch, 'demo-workspace');
 cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+
+/** The demo lets edits run ahead (speculation prepares edits only in auto-edit and yolo). */
+const DEMO_USER_SETTINGS = { 'speculate.approvalMode': 'auto-edit', 'workbench.startupEditor': 'none' };
 
 const children = [];
 let server;
@@ -52,11 +56,16 @@ async function startDemoModel() {
 
 try {
   const demoUrl = await startDemoModel();
-  server = await startVsCodeServer({ dataDir: join(scratch, 'vscode'), env: demoUrl ? { SPECULATE_DEMO_MODEL_URL: demoUrl } : {} });
+  server = await startVsCodeServer({
+    dataDir: join(scratch, 'vscode'),
+    env: demoUrl ? { SPECULATE_DEMO_MODEL_URL: demoUrl } : {},
+    userSettings: DEMO_USER_SETTINGS,
+  });
   const url = workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot });
   console.log('\nSpeculate is running in VS Code (server on 127.0.0.1 only, no auth):\n');
   console.log(`  ${url}\n`);
-  if (demoUrl) console.log(`The chat uses the built-in demo model (${demoUrl}) until you set speculate.baseUrl.`);
+  if (demoUrl) console.log(`The chat uses the built-in demo model (${demoUrl}) until you set speculate.baseUrl in the user settings.`);
+  console.log(`User settings of this VS Code (approval mode auto-edit): ${server.userSettingsFile}`);
   console.log(`Demo workspace (a temporary copy): ${workspace}`);
   console.log('Press Ctrl-C to stop.');
 } catch (error) {

@@ -1,7 +1,7 @@
 // Starts VS Code's own server (from code-server's npm package) on 127.0.0.1 with every folder it
 // writes kept inside one temporary directory, and stops it with its whole process group.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -27,16 +27,29 @@ export function freePort() {
 }
 
 /**
- * @param {{port?: number, env?: Record<string,string>, log?: (line: string) => void, dataDir?: string}} options
- * @returns {Promise<{port: number, origin: string, dataDir: string, stop: () => Promise<void>}>}
+ * Options:
+ * - userSettings: written as the server's user settings (`<dataDir>/user/User/settings.json`), where
+ *   the settings a workspace may not set (speculate.baseUrl, approvalMode, …) have to live.
+ * - workspaceTrust: true keeps VS Code's workspace trust on (folders open in Restricted Mode until
+ *   trusted; the startup prompt is switched off); by default trust is disabled, so every folder is trusted.
+ * @param {{port?: number, env?: Record<string,string>, log?: (line: string) => void, dataDir?: string,
+ *   userSettings?: Record<string, unknown>, workspaceTrust?: boolean}} options
+ * @returns {Promise<{port: number, origin: string, dataDir: string, userSettingsFile: string, stop: () => Promise<void>}>}
  */
 export async function startVsCodeServer(options = {}) {
   const port = options.port ?? (await freePort());
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'speculate-vscode-'));
-  for (const sub of ['user', 'server', 'ext', 'agent', 'tmp', 'home']) mkdirSync(join(dataDir, sub), { recursive: true });
+  for (const sub of ['user/User', 'server', 'ext', 'agent', 'tmp', 'home']) mkdirSync(join(dataDir, sub), { recursive: true });
+  const userSettingsFile = join(dataDir, 'user', 'User', 'settings.json');
+  const userSettings = {
+    ...(options.workspaceTrust ? { 'security.workspace.trust.startupPrompt': 'never' } : {}),
+    ...options.userSettings,
+  };
+  writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2) + '\n');
   const args = [
     serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
-    '--accept-server-license-terms', '--enable-smoke-test-driver', '--disable-workspace-trust',
+    '--accept-server-license-terms', '--enable-smoke-test-driver',
+    ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
     '--telemetry-level', 'off', '--user-data-dir', join(dataDir, 'user'), '--server-data-dir', join(dataDir, 'server'),
     '--extensions-dir', join(dataDir, 'ext'),
   ];
@@ -86,7 +99,7 @@ export async function startVsCodeServer(options = {}) {
     }
     if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
   };
-  return { port, origin: `http://127.0.0.1:${port}`, dataDir, stop };
+  return { port, origin: `http://127.0.0.1:${port}`, dataDir, userSettingsFile, stop };
 }
 
 /** The workbench URL for a folder, with the extension loaded from `extensionPath` and optional tests. */

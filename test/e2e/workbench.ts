@@ -22,7 +22,7 @@ export interface Workbench {
   close(): Promise<void>;
 }
 
-interface ServerHandle { origin: string; dataDir: string; stop(): Promise<void> }
+interface ServerHandle { origin: string; dataDir: string; userSettingsFile: string; stop(): Promise<void> }
 
 // The .mjs helpers are shared with the runner scripts; loaded with import() from CommonJS.
 async function loadScripts() {
@@ -35,8 +35,15 @@ async function loadScripts() {
 }
 
 export interface WorkbenchOptions {
-  /** Workspace settings written to .vscode/settings.json before the workbench opens. */
+  /**
+   * The VS Code server's user settings. Endpoint, approval mode and the other user-only settings
+   * must go here: a workspace's value of those is ignored.
+   */
   settings?: Record<string, unknown>;
+  /** Written to the workspace's .vscode/settings.json before the workbench opens. */
+  workspaceSettings?: Record<string, unknown>;
+  /** Keep workspace trust on: the folder opens in Restricted Mode (not trusted). */
+  workspaceTrust?: boolean;
   /** Extra environment for the extension host (e.g. the scripted model's URL). */
   env?: Record<string, string>;
   /** Runs before the page opens (e.g. to write files into the workspace). */
@@ -50,12 +57,16 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
   const scratch = mkdtempSync(join(tmpdir(), 'speculate-e2e-'));
   const workspace = join(scratch, 'workspace');
   cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
-  if (options.settings) {
+  if (options.workspaceSettings) {
     mkdirSync(join(workspace, '.vscode'), { recursive: true });
-    writeFileSync(join(workspace, '.vscode/settings.json'), JSON.stringify(options.settings, null, 2));
+    writeFileSync(join(workspace, '.vscode/settings.json'), JSON.stringify(options.workspaceSettings, null, 2));
   }
   options.prepareWorkspace?.(workspace);
-  const server = await scripts.startVsCodeServer({ env: options.env ?? {} });
+  const server = await scripts.startVsCodeServer({
+    env: options.env ?? {},
+    userSettings: { 'workbench.startupEditor': 'none', ...options.settings },
+    workspaceTrust: options.workspaceTrust ?? false,
+  });
   let browser: Browser | undefined;
   try {
     browser = await scripts.launchChromium();

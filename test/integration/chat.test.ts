@@ -4,43 +4,30 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import type { HostToWebview } from '../../src/shared/protocol';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
 import { speculateApi, workspaceRoot } from './api';
-
-async function until<T>(messages: HostToWebview[], find: (m: HostToWebview) => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    for (const message of messages) {
-      const found = find(message);
-      if (found !== undefined) return found;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got: ${messages.map((m) => m.type).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { clearUserSettings, setUserSettings, until } from './helpers';
 
 describe('chat in the extension host', function () {
   this.timeout(60_000);
   let model: ScriptedServer;
   const posted: HostToWebview[] = [];
   let subscription: vscode.Disposable;
-  const config = () => vscode.workspace.getConfiguration('speculate');
 
   before(async () => {
     model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
     await model.start();
-    await config().update('baseUrl', model.baseUrl, vscode.ConfigurationTarget.Workspace);
-    await config().update('model', 'scripted-demo', vscode.ConfigurationTarget.Workspace);
-    await config().update('approvalMode', 'default', vscode.ConfigurationTarget.Workspace);
+    // Endpoint and approval mode are user settings: a workspace cannot set them.
+    await setUserSettings({ baseUrl: model.baseUrl, model: 'scripted-demo', approvalMode: 'default' });
     const api = await speculateApi();
     subscription = api.controller.onDidPostToWebview((message) => posted.push(message));
   });
   after(async () => {
     subscription?.dispose();
-    for (const key of ['baseUrl', 'model', 'approvalMode']) await config().update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    await clearUserSettings(['baseUrl', 'model', 'approvalMode']);
     await model?.close();
   });
 
@@ -79,14 +66,14 @@ describe('chat in the extension host', function () {
   it('an unreachable endpoint gives an error that says what to do, and Retry works once it is fixed', async () => {
     const api = await speculateApi();
     posted.length = 0;
-    await config().update('baseUrl', 'http://127.0.0.1:9/v1', vscode.ConfigurationTarget.Workspace);
+    await setUserSettings({ baseUrl: 'http://127.0.0.1:9/v1' });
     void api.controller.handleWebviewMessage({ type: 'submit', text: 'list the files' });
     const error = await until(posted, (m) => (m.type === 'error' ? m : undefined), 'the error block', 40_000);
     assert.match(error.message, /127\.0\.0\.1:9/);
     assert.match(error.message, /speculate\.baseUrl/);
     assert.equal(error.retryable, true);
     await until(posted, (m) => (m.type === 'turnState' && !m.busy ? m : undefined), 'the turn to end');
-    await config().update('baseUrl', model.baseUrl, vscode.ConfigurationTarget.Workspace);
+    await setUserSettings({ baseUrl: model.baseUrl });
     posted.length = 0;
     void api.controller.handleWebviewMessage({ type: 'retry', errorId: error.id });
     await until(posted, (m) => (m.type === 'toolGroupStart' && m.calls[0]?.tool === 'list_directory' ? m : undefined), 'the retried turn');

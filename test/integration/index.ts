@@ -1,5 +1,7 @@
 // Loaded by VS Code's extension host (extensionTestsPath): runs the integration suites with mocha
 // inside the real host and reports each result line and the totals to the runner through a file.
+// SPECULATE_TEST_SUITE=untrusted runs the suites under untrusted/ (the runner opens that window with
+// workspace trust on and the folder not trusted); otherwise every other suite runs.
 import { appendFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -20,7 +22,9 @@ export async function run(): Promise<void> {
   const Mocha = require('mocha') as typeof import('mocha');
   const mocha = new Mocha({ ui: 'bdd', timeout: 30_000, color: false, reporter: 'spec' });
   if (process.env.SPECULATE_TEST_GREP) mocha.grep(process.env.SPECULATE_TEST_GREP);
-  for (const file of testFiles(__dirname)) mocha.addFile(file);
+  const untrusted = process.env.SPECULATE_TEST_SUITE === 'untrusted';
+  const untrustedDir = join(__dirname, 'untrusted');
+  for (const file of testFiles(__dirname)) if (file.startsWith(untrustedDir + '/') === untrusted) mocha.addFile(file);
 
   await new Promise<void>((resolve) => {
     const runner = mocha.run(() => resolve());

@@ -1,0 +1,130 @@
+// Keys and trust as a user meets them in the real workbench: "Set API Key" asks which endpoint the
+// key is for (offering the current one) and the next message carries it there; "Clear API Key"
+// removes it. A folder opened untrusted shows why the agent only reads, and its button leads to the
+// workspace trust editor; trusting the folder there gives the user's settings back.
+import * as assert from 'node:assert/strict';
+import type { FrameLocator, Page } from 'playwright-core';
+import { demoReply } from '../fixtures/scripted/demoScript';
+import { ScriptedServer } from '../fixtures/scriptedServer';
+import { openChatView, openWorkbench, runPaletteCommand, sendMessage, waitIdle, type Workbench } from './workbench';
+
+const KEY = 'sk-canary-e2e-palette-4c1d';
+
+const quickInput = (page: Page) => page.locator('.quick-input-widget');
+const quickInputBox = (page: Page) => page.locator('.quick-input-widget .quick-input-box input');
+
+/** Resolves once `check` holds (the scripted server records requests as they arrive). */
+async function eventually(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits for the quick input to show `title`, so keys go to the right step. */
+async function waitForStep(page: Page, title: RegExp): Promise<void> {
+  await quickInput(page).locator('.quick-input-title', { hasText: title }).waitFor();
+}
+
+describe('API keys from the palette', function () {
+  this.timeout(180_000);
+  let model: ScriptedServer;
+  let workbench: Workbench;
+  let chat: FrameLocator;
+  let origin: string;
+
+  before(async () => {
+    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
+    await model.start();
+    origin = new URL(model.baseUrl).origin;
+    workbench = await openWorkbench({ settings: { 'speculate.baseUrl': model.baseUrl, 'speculate.model': 'scripted-demo', 'speculate.suggestions.enabled': false } });
+    chat = await openChatView(workbench);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  });
+  after(async () => {
+    await workbench?.close();
+    await model?.close();
+  });
+
+  it('Set API Key offers the current endpoint, and the key is sent there', async () => {
+    const { page } = workbench;
+    await runPaletteCommand(page, 'Speculate: Set API Key');
+    await waitForStep(page, /which endpoint is the key for/);
+    const current = quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first();
+    await current.waitFor();
+    assert.match(await current.innerText(), /speculate\.baseUrl/);
+    assert.match(await quickInput(page).innerText(), /Another endpoint/);
+    await quickInputBox(page).press('Enter');
+    await waitForStep(page, new RegExp(`API key for ${origin.replace(/[.]/g, '\\.')}`));
+    assert.equal(await quickInputBox(page).getAttribute('type'), 'password');
+    await quickInputBox(page).fill(KEY);
+    await quickInputBox(page).press('Enter');
+    await page.locator('.notifications-toasts', { hasText: `API key saved for ${origin}` }).waitFor();
+
+    await sendMessage(chat, 'list the files');
+    await eventually(() => model.chatRequests.length > 0, 'the request of the turn');
+    await waitIdle(chat);
+    assert.equal(model.chatRequests[model.chatRequests.length - 1].headers.authorization, `Bearer ${KEY}`);
+  });
+
+  it('Set API Key lists the endpoint that has a key, and Clear API Key removes it', async () => {
+    const { page } = workbench;
+    await runPaletteCommand(page, 'Speculate: Set API Key');
+    await waitForStep(page, /which endpoint is the key for/);
+    assert.match(await quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first().innerText(), /has a key/);
+    await page.keyboard.press('Escape');
+
+    await runPaletteCommand(page, 'Speculate: Clear API Key');
+    await waitForStep(page, /Clear API Key/);
+    // A row of a many-pick toggles on click; OK accepts what is checked.
+    await quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first().click();
+    await quickInput(page).locator('.quick-input-count', { hasText: '1 Selected' }).waitFor();
+    await quickInput(page).getByRole('button', { name: 'OK' }).click();
+    await page.locator('.notifications-toasts', { hasText: `removed the API key for ${origin}` }).waitFor();
+
+    const before = model.chatRequests.length;
+    await sendMessage(chat, 'list the files');
+    await eventually(() => model.chatRequests.length > before, 'the request of the turn');
+    await waitIdle(chat);
+    assert.equal(model.chatRequests[model.chatRequests.length - 1].headers.authorization, undefined, 'no key is sent once it is cleared');
+  });
+});
+
+describe('an untrusted folder in the workbench', function () {
+  this.timeout(180_000);
+  let model: ScriptedServer;
+  let workbench: Workbench;
+
+  before(async () => {
+    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
+    await model.start();
+    workbench = await openWorkbench({
+      workspaceTrust: true,
+      settings: { 'speculate.baseUrl': model.baseUrl, 'speculate.model': 'scripted-demo', 'speculate.approvalMode': 'auto-edit' },
+    });
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  });
+  after(async () => {
+    await workbench?.close();
+    await model?.close();
+  });
+
+  it('says why the agent only reads, and its button opens the trust editor; trusting gives the settings back', async () => {
+    const chat = await openChatView(workbench);
+    const notice = chat.locator('.notice-block.warning', { hasText: 'Restricted Mode' });
+    await notice.waitFor();
+    assert.match(await notice.innerText(), /plan mode/);
+    await workbench.screenshot('chat-restricted-mode');
+    await notice.getByRole('button', { name: 'Manage Workspace Trust' }).click();
+    const { page } = workbench;
+    const trustEditor = page.locator('.workspace-trust-editor');
+    await trustEditor.waitFor();
+    await trustEditor.getByRole('button', { name: /^Trust/ }).first().click();
+    await chat.locator('.notice', { hasText: 'This folder is trusted now: approval mode auto-edit, speculation on.' }).waitFor();
+  });
+});
