@@ -1,5 +1,4 @@
 // activate(): builds the services, registers providers and commands. Wiring only.
-import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { cleanupStaleOverlays } from './core/followup/overlayFs';
 import { ApiKeyStore } from './vscode/apiKeys';
@@ -47,7 +46,9 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   // Overlays of crashed windows: finish or roll back interrupted accepts, then delete them. Off the
   // activation path: it touches the disk and nothing waits for it.
   setTimeout(() => {
-    cleanupStaleOverlays(os.tmpdir()).then(
+    // Only journals of the folders open in this window are acted on; others wait for theirs.
+    const workspaces = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+    cleanupStaleOverlays({ workspaces }).then(
       (report) => output.info(`startup housekeeping: ${JSON.stringify(report)}`),
       (error: unknown) => output.warn(`startup housekeeping failed: ${String(error)}`),
     );

@@ -1,6 +1,5 @@
 // The CLI's checkpoint store for a workspace (`--state-dir`, default $XDG_STATE_HOME/speculate):
 // opened after the overlay housekeeping, with interrupted undos recovered and old checkpoints pruned.
-import { tmpdir } from 'node:os';
 import { CheckpointStore, DEFAULT_PRUNE_LIMITS, defaultStateDir } from '../core/checkpoints';
 import { cleanupStaleOverlays } from '../core/followup/overlayFs';
 
@@ -8,9 +7,12 @@ function warn(what: string, error: unknown): void {
   process.stderr.write(`speculate: ${what} failed: ${error instanceof Error ? error.message : String(error)}\n`);
 }
 
-/** Crashed accepts (in the overlays) first: a checkpoint finished from the disk must see their result. */
-export async function housekeeping(): Promise<void> {
-  await cleanupStaleOverlays(tmpdir()).catch((error: unknown) => warn('housekeeping', error));
+/**
+ * Crashed accepts (in the overlays) first: a checkpoint finished from the disk must see their
+ * result. Only journals naming this workspace are acted on.
+ */
+export async function housekeeping(workspace: string): Promise<void> {
+  await cleanupStaleOverlays({ workspaces: [workspace] }).catch((error: unknown) => warn('housekeeping', error));
 }
 
 export async function openCheckpointStore(workspace: string, stateDir: string | undefined): Promise<CheckpointStore> {

@@ -127,7 +127,7 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
   if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
   const history = args.historyFile ? await readHistory(args.historyFile) : [];
   // An accept interrupted by a crash (of the extension or an earlier run) is finished or rolled back first.
-  await housekeeping();
+  await housekeeping(args.workspace);
   // No checkpoint, no accept: a state folder that cannot be used stops the accept, not the run.
   let checkpointsError: string | undefined;
   const checkpoints = args.accept

@@ -42,7 +42,7 @@ export async function runUndo(argv: string[], output: NodeJS.WritableStream): Pr
   const args = parseUndoArgs(argv);
   const info = await stat(args.workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
-  await housekeeping();
+  await housekeeping(args.workspace);
   let result: { restored: string[]; conflicts: string[]; error: string | null };
   try {
     const store = await openCheckpointStore(args.workspace, args.stateDir);

@@ -21,8 +21,12 @@ export interface WorkspaceServices {
 }
 
 export interface WorkspaceServicesOptions {
-  /** Where `speculate/<pid>/<id>/` overlays live; the OS temp folder by default. */
+  /** Where `speculate-<uid>/<pid>/<id>/` overlays live; the OS temp folder by default (never inside a workspace). */
   tmpRoot?: string;
+  /** Tried when tmpRoot lies inside a workspace (tests pass their own instead of the machine's). */
+  fallbackTmpRoots?: readonly string[];
+  /** Other folders open beside this one: overlays never go inside them either. */
+  otherWorkspaces?: readonly string[];
   /** Extra tool ports (LSP from the editor, a question prompter). */
   toolContext?: Partial<Omit<ToolContext, 'fs'>>;
 }
@@ -37,6 +41,12 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
     toolContext,
     systemPrompt: buildSystemPrompt({ workspaceRoot: fs.root, platform: process.platform }),
     classifyShell: isShellCommandReadOnly,
-    createOverlay: () => OverlayFs.create({ base: fs, ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}) }),
+    createOverlay: () =>
+      OverlayFs.create({
+        base: fs,
+        ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
+        ...(options.fallbackTmpRoots ? { fallbackTmpRoots: options.fallbackTmpRoots } : {}),
+        ...(options.otherWorkspaces ? { avoidRoots: options.otherWorkspaces } : {}),
+      }),
   };
 }

@@ -1,11 +1,11 @@
 // The copy-on-write overlay a speculation writes into: a WorkspaceFs over the real one whose writes
-// land in `<tmp>/speculate/<pid>/<id>/` and whose reads, listings and searches show the merged view.
+// land in `<tmp>/speculate-<uid>/<pid>/<id>/` and whose reads, listings and searches show the merged view.
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
-import * as os from 'node:os';
+import { mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { IgnoreStack, parseGitignore } from '../fs/gitignore';
 import { assertCreatableNames, toAbsolute } from '../fs/paths';
+import { choosePrivateBase, ensurePrivateFolder } from '../fs/privateFolders';
 import { globToRegExp, literalPrefix } from '../fs/globMatch';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from '../fs/textSearch';
 import { ALWAYS_SKIPPED_DIRS, comparePaths, joinPath } from '../fs/treeWalk';
@@ -29,7 +29,7 @@ import { ReadWriteLock } from './overlay/readWriteLock';
 import { OVERLAY_PARENT } from './overlay/recovery';
 
 export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict, type ConflictReason } from './overlay/applyOverlay';
-export { cleanupStaleOverlays, isProcessAlive, recoverInterruptedApplies, type RecoveryOutcome, type StaleCleanupReport } from './overlay/recovery';
+export { cleanupStaleOverlays, isProcessAlive, recoverInterruptedApplies, type HousekeepingOptions, type RecoveryOutcome, type StaleCleanupReport } from './overlay/recovery';
 export type { ApplyFs } from './overlay/applyFs';
 export type { WrittenKind } from './overlay/entries';
 
@@ -45,8 +45,15 @@ const CREATE_ATTEMPTS = 8;
 export interface OverlayFsOptions {
   /** The real workspace; reads fall through to it and accept writes to its root. */
   base: WorkspaceFs;
-  /** Where `speculate/<pid>/<id>/` is created; defaults to the OS temp folder. */
+  /**
+   * The temp folder under which `speculate-<uid>/<pid>/<id>/` is created; defaults to the OS temp
+   * folder. When it lies inside the workspace (or `avoidRoots`), a fallback outside is taken.
+   */
   tmpRoot?: string;
+  /** Tried in order when tmpRoot lies inside a workspace; fallbackTempFolders() by default. */
+  fallbackTmpRoots?: readonly string[];
+  /** Other open workspaces the overlay must not live in (the base's own root always counts). */
+  avoidRoots?: readonly string[];
   /** Names the overlay folder; defaults to a random UUID. */
   id?: string;
   /** Defaults to this process; stale cleanup removes folders of pids that no longer run. */
@@ -91,15 +98,6 @@ function ancestorsOf(file: string): string[] {
   return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
 }
 
-async function ensurePrivateDirectory(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const info = await lstat(dir);
-  const ownedByUs = typeof process.getuid !== 'function' || info.uid === process.getuid();
-  if (!info.isDirectory() || !ownedByUs) {
-    throw new Error(`The folder for speculations (${dir}) is a symlink or belongs to another user, so writes could not be kept private. Remove it or point TMPDIR at a private folder.`);
-  }
-}
-
 async function makeOverlayDirectory(dir: string, id: string): Promise<void> {
   try {
     await mkdir(dir, { mode: 0o700 });
@@ -141,13 +139,14 @@ export class OverlayFs implements WorkspaceFs {
   static async create(options: OverlayFsOptions): Promise<OverlayFs> {
     const id = options.id ?? randomUUID();
     if (!SAFE_ID.test(id)) throw new Error(`"${id}" cannot name a speculation; use letters, digits, "-", "_" or ".".`);
-    const parent = path.join(options.tmpRoot ?? os.tmpdir(), OVERLAY_PARENT);
-    await ensurePrivateDirectory(parent);
+    const tempBase = await choosePrivateBase({ preferred: options.tmpRoot, fallbacks: options.fallbackTmpRoots, avoid: [options.base.root, ...(options.avoidRoots ?? [])] });
+    const parent = path.join(tempBase, OVERLAY_PARENT);
+    await ensurePrivateFolder(parent);
     const pidDir = path.join(parent, String(options.pid ?? process.pid));
     const dir = path.join(pidDir, id);
     for (let attempt = 1; ; attempt++) {
       try {
-        await ensurePrivateDirectory(pidDir);
+        await ensurePrivateFolder(pidDir);
         await makeOverlayDirectory(dir, id);
         break;
       } catch (error) {

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { AssistantMessage, ChatMessage, ToolMessage } from '../../../src/core/messages';
 import { MAX_SPECULATION_TURNS, type SpeculationEvent, type SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
+import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 import { allStrings, fileEntry, makeWorld, OUTSIDE_SECRET, treeSnapshot, waitUntil, wireMessages, type EngineWorld } from './engineKit';
 
 const HISTORY: ChatMessage[] = [
@@ -410,7 +411,7 @@ describe('Engine end-to-end: speculation', function () {
     assert.match(toolResults(final).join('\n'), /notes\/plan\.md/, 'workspace paths are shown');
     const overlayDir = (speculation.overlayFs as { dir?: string } | undefined)?.dir ?? '';
     const strings = [...allStrings(final), ...allStrings(events), ...allStrings(speculation.messagesForInjection())];
-    const leaks = strings.filter((s) => s.includes(world.tmpRoot) || (overlayDir !== '' && s.includes(overlayDir)) || /speculate\/\d+\//.test(s));
+    const leaks = strings.filter((s) => s.includes(world.tmpRoot) || (overlayDir !== '' && s.includes(overlayDir)) || /speculate-\d+\/\d+\//.test(s));
     assert.deepEqual(leaks, []);
     await speculation.disposeOverlay();
   });
@@ -492,7 +493,7 @@ describe('Engine end-to-end: speculation', function () {
     it('an overlay that cannot be created fails the run without a model call or a temp path in the error', async () => {
       world = await makeWorld({ 'a.txt': 'alpha\n' });
       world.server.setScript([{ text: 'never asked' }]);
-      const overlayPath = path.join(world.tmpRoot, 'speculate', String(process.pid), 'f00d');
+      const overlayPath = path.join(world.tmpRoot, OVERLAY_PARENT, String(process.pid), 'f00d');
       const speculation = world.speculate('anything', {
         createOverlay: async () => {
           throw Object.assign(new Error(`ENOENT: no such file or directory, mkdir '${overlayPath}'`), { code: 'ENOENT' });

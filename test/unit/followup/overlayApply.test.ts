@@ -12,12 +12,18 @@ import {
   OverlayApplyError,
   recoverInterruptedApplies,
   type ApplyStepHook,
+  type HousekeepingOptions,
   type OverlayFs,
 } from '../../../src/core/followup/overlayFs';
 import { exists, makeSandbox, snapshot, tempFiles, text, thrown, type Sandbox } from './overlayKit';
 
 const DEAD_PID = 3_999_999;
 const onlyUsAlive = { isProcessAlive: (pid: number) => pid === process.pid };
+
+/** Housekeeping of this sandbox only: its temp root (no fallbacks on the real machine), its workspace open. */
+function housekeeping(box: Sandbox, extra: Partial<HousekeepingOptions> = {}): HousekeepingOptions {
+  return { tmpRoot: box.tmpRoot, fallbackTmpRoots: [], workspaces: [box.ws], ...extra };
+}
 
 function simulatedError(code: string): Error {
   return Object.assign(new Error(`${code}: simulated failure`), { code });
@@ -268,7 +274,7 @@ describe('OverlayFs accept', () => {
       await assertOldOrNew(box);
       assert.ok(await exists(path.join(overlay.dir, JOURNAL_FILE)), 'the journal survives the crash');
 
-      const outcomes = await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive);
+      const outcomes = await recoverInterruptedApplies(housekeeping(box, onlyUsAlive));
       assert.deepEqual(outcomes.map((o) => [o.outcome, o.workspaceRoot, o.pid, o.kept]), [['rolled-forward', box.ws, DEAD_PID, []]]);
       assert.equal(outcomes[0].applied.length, 6);
       assert.equal(await assertOldOrNew(box), 'new');
@@ -285,7 +291,7 @@ describe('OverlayFs accept', () => {
     assert.ok((await thrown(() => overlay.applyToReal())) instanceof Crash);
     assert.ok((await tempFiles(box.ws)).length > 0, 'the crash left temps behind');
 
-    const outcomes = await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive);
+    const outcomes = await recoverInterruptedApplies(housekeeping(box, onlyUsAlive));
     assert.deepEqual(outcomes.map((o) => o.outcome), ['rolled-back']);
     assert.equal(await assertOldOrNew(box), 'old');
     assert.deepEqual(await snapshot(box.ws), before, 'temps and created folders are gone');
@@ -298,7 +304,7 @@ describe('OverlayFs accept', () => {
     await thrown(() => overlay.applyToReal());
     await box.write('c.txt', 'edited after the crash\n');
     await box.write('gone.txt', 'edited after the crash too\n');
-    const [outcome] = await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive);
+    const [outcome] = await recoverInterruptedApplies(housekeeping(box, onlyUsAlive));
     assert.equal(outcome.outcome, 'rolled-forward');
     assert.deepEqual(outcome.kept.sort(), ['c.txt', 'gone.txt']);
     assert.equal(await box.read('c.txt'), 'edited after the crash\n');
@@ -311,11 +317,11 @@ describe('OverlayFs accept', () => {
     const overlay = await box.open({ onApplyStep: crashAfter('committed', 1) });
     await speculate(overlay);
     await thrown(() => overlay.applyToReal());
-    assert.deepEqual(await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive), []);
-    assert.deepEqual((await cleanupStaleOverlays(box.tmpRoot, onlyUsAlive)).removed, []);
+    assert.deepEqual(await recoverInterruptedApplies(housekeeping(box, onlyUsAlive)), []);
+    assert.deepEqual((await cleanupStaleOverlays(housekeeping(box, onlyUsAlive))).removed, []);
     assert.ok(await exists(path.join(overlay.dir, JOURNAL_FILE)));
     // Once this process counts as gone, the accept is finished.
-    const report = await cleanupStaleOverlays(box.tmpRoot, { isProcessAlive: () => false });
+    const report = await cleanupStaleOverlays(housekeeping(box, { isProcessAlive: () => false }));
     assert.deepEqual(report.recovery.map((r) => r.outcome), ['rolled-forward']);
     assert.equal(await assertOldOrNew(box), 'new');
   });
@@ -330,7 +336,7 @@ describe('OverlayFs accept', () => {
     await crashed.writeFile('src/d.ts', 'crashed accept too\n');
     await thrown(() => crashed.applyToReal());
 
-    const report = await cleanupStaleOverlays(box.tmpRoot, onlyUsAlive);
+    const report = await cleanupStaleOverlays(housekeeping(box, onlyUsAlive));
     assert.deepEqual(report.removed.sort(), [DEAD_PID - 1, DEAD_PID]);
     assert.deepEqual(report.kept, []);
     assert.deepEqual(report.recovery.map((r) => [r.pid, r.outcome]), [[DEAD_PID - 1, 'rolled-forward']]);
@@ -346,13 +352,13 @@ describe('OverlayFs accept', () => {
     await speculate(overlay);
     await thrown(() => overlay.applyToReal());
     const broken = faultyFs('rename', 'b.txt', 'EIO');
-    const report = await cleanupStaleOverlays(box.tmpRoot, { ...onlyUsAlive, fs: broken });
+    const report = await cleanupStaleOverlays(housekeeping(box, { ...onlyUsAlive, fs: broken }));
     assert.deepEqual(report.kept, [DEAD_PID]);
     assert.equal(report.recovery[0].outcome, 'failed');
     assert.match(report.recovery[0].message ?? '', /EIO.*tried again on the next start/);
     assert.ok(await exists(path.join(overlay.dir, JOURNAL_FILE)));
 
-    const retry = await cleanupStaleOverlays(box.tmpRoot, onlyUsAlive);
+    const retry = await cleanupStaleOverlays(housekeeping(box, onlyUsAlive));
     assert.deepEqual(retry.removed, [DEAD_PID]);
     assert.equal(await assertOldOrNew(box), 'new');
   });
@@ -360,7 +366,7 @@ describe('OverlayFs accept', () => {
   it('ignores a journal it cannot read instead of acting on it', async () => {
     const overlay = await box.open({ pid: DEAD_PID });
     await writeFile(path.join(overlay.dir, JOURNAL_FILE), '{"version":1,"workspaceRoot":"/","steps":[{"path":"../../etc/passwd"}]}');
-    const report = await cleanupStaleOverlays(box.tmpRoot, onlyUsAlive);
+    const report = await cleanupStaleOverlays(housekeeping(box, onlyUsAlive));
     assert.deepEqual(report.recovery.map((r) => r.outcome), ['abandoned']);
     assert.deepEqual(report.removed, [DEAD_PID]);
   });
@@ -383,7 +389,7 @@ describe('OverlayFs accept', () => {
     const crashed = await box.open({ pid: DEAD_PID, onApplyStep: crashAfter('committed', 2) });
     for (const name of names) await crashed.writeFile(name, 'second version\n');
     assert.ok((await thrown(() => crashed.applyToReal())) instanceof Crash);
-    const [outcome] = await recoverInterruptedApplies(box.tmpRoot, onlyUsAlive);
+    const [outcome] = await recoverInterruptedApplies(housekeeping(box, onlyUsAlive));
     assert.equal(outcome.outcome, 'rolled-forward', outcome.message);
     assert.deepEqual(outcome.applied.sort(), [...names].sort());
     for (const name of names) assert.equal(await box.read(name), 'second version\n');

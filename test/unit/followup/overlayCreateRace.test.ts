@@ -1,11 +1,12 @@
 // Overlays of one process share a pid folder that cleanup() removes once it is empty: creating one
 // overlay while another is cleaned up must never fail because that folder vanished mid-create.
 import * as assert from 'node:assert/strict';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../../src/core/fs/nodeWorkspaceFs';
 import { OverlayFs } from '../../../src/core/followup/overlayFs';
+import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 import { exists } from './overlayKit';
 
 describe('OverlayFs create while another overlay is cleaned up', () => {
@@ -18,7 +19,8 @@ describe('OverlayFs create while another overlay is cleaned up', () => {
   afterEach(() => rm(parent, { recursive: true, force: true }));
 
   it('creates every overlay of many overlapping create/cleanup pairs', async () => {
-    const base = await NodeWorkspaceFs.open(parent);
+    await mkdir(path.join(parent, 'ws'));
+    const base = await NodeWorkspaceFs.open(path.join(parent, 'ws'));
     const tmpRoot = path.join(parent, 'tmp');
     const failures: string[] = [];
     let created = 0;
@@ -29,7 +31,7 @@ describe('OverlayFs create while another overlay is cleaned up', () => {
       for (let i = 0; i < 150; i++) {
         let overlay: OverlayFs;
         try {
-          overlay = await OverlayFs.create({ base, tmpRoot });
+          overlay = await OverlayFs.create({ base, tmpRoot, fallbackTmpRoots: [] });
         } catch (error) {
           failures.push(error instanceof Error ? error.message : String(error));
           continue;
@@ -43,6 +45,6 @@ describe('OverlayFs create while another overlay is cleaned up', () => {
     await Promise.all([loop('a'), loop('b')]);
     assert.deepEqual(failures, []);
     assert.equal(created, 300);
-    assert.equal(await exists(path.join(tmpRoot, 'speculate', String(process.pid))), false, 'the last cleanup removes the pid folder');
+    assert.equal(await exists(path.join(tmpRoot, OVERLAY_PARENT, String(process.pid))), false, 'the last cleanup removes the pid folder');
   });
 });

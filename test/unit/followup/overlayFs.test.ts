@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { FileNotFoundError } from '../../../src/core/fs/workspaceFs';
 import { OverlayDiscardedError, type OverlayFs } from '../../../src/core/followup/overlayFs';
 import type { SpeculationOverlay } from '../../../src/core/followup/speculation';
+import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 import { exists, makeSandbox, makeSymlink, snapshot, text, thrown, type Sandbox } from './overlayKit';
 
 describe('OverlayFs merged view', () => {
@@ -255,7 +256,7 @@ describe('OverlayFs merged view', () => {
   it('keeps its folder private to the user', async () => {
     const info = await realStat(overlay.dir);
     assert.equal(info.mode & 0o077, 0);
-    assert.ok(overlay.dir.startsWith(path.join(box.tmpRoot, 'speculate', String(process.pid)) + path.sep));
+    assert.ok(overlay.dir.startsWith(path.join(box.tmpRoot, OVERLAY_PARENT, String(process.pid)) + path.sep));
     assert.equal(path.basename(overlay.dir), overlay.id);
   });
 });

@@ -3,14 +3,27 @@
 import { readFile, readdir, realpath, rm } from 'node:fs/promises';
 import * as path from 'node:path';
 import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
+import { isPrivateFolder, perUserName, usableTempFolders } from '../../fs/privateFolders';
 import { errorCode, nodeApplyFs, type ApplyFs } from './applyFs';
 import { JOURNAL_FILE, parseJournal, removeJournal, type ApplyJournal, type JournalStep } from './applyJournal';
 import { sha256 } from './entries';
 
-/** The folder under the temp root that holds `<pid>/<id>/` overlays. */
-export const OVERLAY_PARENT = 'speculate';
+/** The per-user folder under a temp root that holds `<pid>/<id>/` overlays. */
+export const OVERLAY_PARENT = perUserName('speculate');
+
+/** Journals larger than this are not read (a real one names each touched file once). */
+const MAX_JOURNAL_BYTES = 16 * 1024 * 1024;
 
 export interface HousekeepingOptions {
+  /**
+   * The workspaces open now (any spelling): only journals naming one of them are acted on, and
+   * only on paths inside it. Journals of other workspaces wait, untouched, until theirs is open.
+   */
+  workspaces: readonly string[];
+  /** The temp folder overlays are created under; the OS temp folder by default. */
+  tmpRoot?: string;
+  /** The fallbacks OverlayFs.create may have used; fallbackTempFolders() by default. */
+  fallbackTmpRoots?: readonly string[];
   /** Defaults to `process.kill(pid, 0)`; tests pass their own. */
   isProcessAlive?: (pid: number) => boolean;
   fs?: ApplyFs;
@@ -26,8 +39,9 @@ export interface RecoveryOutcome {
    * rolled-back: it was still staging; its temps are gone and the workspace is as before.
    * abandoned: the journal cannot be used (unreadable, or its workspace is gone).
    * failed: an I/O error stopped recovery; the journal is kept for the next start.
+   * waiting: its workspace is not open now; the journal is kept, untouched, until it is.
    */
-  outcome: 'rolled-forward' | 'rolled-back' | 'abandoned' | 'failed';
+  outcome: 'rolled-forward' | 'rolled-back' | 'abandoned' | 'failed' | 'waiting';
   /** Files that now hold the accepted version. */
   applied: string[];
   /** Files left as the user has them (changed since, or the accept never reached them). */
@@ -51,11 +65,11 @@ interface DeadOverlay {
   overlayId: string;
 }
 
-/** Our own folders only: another user's `speculate` folder is never read or acted on. */
-async function ownedDirectory(fs: ApplyFs, dir: string): Promise<boolean> {
+/** A folder the engine made itself: real, ours, mode 0700. Anything else is never read or acted on. */
+async function enginesOwn(fs: ApplyFs, dir: string): Promise<boolean> {
   const info = await fs.lstat(dir);
-  if (info?.type !== 'directory') return false;
-  return typeof process.getuid !== 'function' || info.uid === process.getuid();
+  if (!info) return false;
+  return isPrivateFolder({ isDirectory: info.type === 'directory', isSymbolicLink: info.type === 'symlink', uid: info.uid, mode: info.mode });
 }
 
 async function listDirs(dir: string): Promise<string[]> {
@@ -67,22 +81,33 @@ async function listDirs(dir: string): Promise<string[]> {
   }
 }
 
-async function deadPidDirs(tmpRoot: string, options: HousekeepingOptions): Promise<string[]> {
+/** Every per-user overlay folder the engine may have used, outside the open workspaces. */
+async function overlayParents(options: HousekeepingOptions): Promise<string[]> {
+  const bases = await usableTempFolders({ preferred: options.tmpRoot, fallbacks: options.fallbackTmpRoots, avoid: options.workspaces });
+  return bases.map((base) => path.join(base, OVERLAY_PARENT));
+}
+
+async function deadPidDirs(options: HousekeepingOptions): Promise<string[]> {
   const fs = options.fs ?? nodeApplyFs;
-  const parent = path.join(tmpRoot, OVERLAY_PARENT);
-  if (!(await ownedDirectory(fs, parent))) return [];
   const alive = options.isProcessAlive ?? isProcessAlive;
-  const names = (await listDirs(parent)).filter((name) => /^[1-9][0-9]*$/.test(name) && !alive(Number(name)));
   const owned: string[] = [];
-  for (const name of names) if (await ownedDirectory(fs, path.join(parent, name))) owned.push(path.join(parent, name));
+  for (const parent of await overlayParents(options)) {
+    if (!(await enginesOwn(fs, parent))) continue;
+    const names = (await listDirs(parent)).filter((name) => /^[1-9][0-9]*$/.test(name) && !alive(Number(name)));
+    for (const name of names) if (await enginesOwn(fs, path.join(parent, name))) owned.push(path.join(parent, name));
+  }
   return owned;
 }
 
-async function deadOverlays(tmpRoot: string, options: HousekeepingOptions): Promise<DeadOverlay[]> {
+async function deadOverlays(options: HousekeepingOptions): Promise<DeadOverlay[]> {
+  const fs = options.fs ?? nodeApplyFs;
   const found: DeadOverlay[] = [];
-  for (const pidDir of await deadPidDirs(tmpRoot, options)) {
+  for (const pidDir of await deadPidDirs(options)) {
     const pid = Number(path.basename(pidDir));
-    for (const id of await listDirs(pidDir)) found.push({ pid, overlayDir: path.join(pidDir, id), overlayId: id });
+    for (const id of await listDirs(pidDir)) {
+      const overlayDir = path.join(pidDir, id);
+      if (await enginesOwn(fs, overlayDir)) found.push({ pid, overlayDir, overlayId: id });
+    }
   }
   return found;
 }
@@ -162,23 +187,37 @@ async function rollForward(fs: ApplyFs, journal: ApplyJournal): Promise<Omit<Rec
   return { outcome: 'rolled-forward', applied, kept };
 }
 
-async function recoverOne(fs: ApplyFs, overlay: DeadOverlay): Promise<RecoveryOutcome | undefined> {
-  const journalPath = path.join(overlay.overlayDir, JOURNAL_FILE);
+async function realOrUndefined(dir: string): Promise<string | undefined> {
+  try {
+    return await realpath(dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The journal's text when it is a plain file of ours of sane size; undefined otherwise. */
+async function readOwnJournal(fs: ApplyFs, journalPath: string): Promise<string | undefined> {
   const info = await fs.lstat(journalPath);
-  if (!info) return undefined;
-  const journal = info.type === 'file' ? parseJournal(await readFile(journalPath, 'utf8')) : undefined;
+  if (info?.type !== 'file' || info.size > MAX_JOURNAL_BYTES) return undefined;
+  if (typeof process.getuid === 'function' && info.uid !== process.getuid()) return undefined;
+  return readFile(journalPath, 'utf8');
+}
+
+async function recoverOne(fs: ApplyFs, overlay: DeadOverlay, openRoots: ReadonlySet<string>): Promise<RecoveryOutcome | undefined> {
+  const journalPath = path.join(overlay.overlayDir, JOURNAL_FILE);
+  if (!(await fs.lstat(journalPath))) return undefined;
+  const text = await readOwnJournal(fs, journalPath);
+  const journal = text === undefined ? undefined : parseJournal(text);
   if (!journal) {
     return { pid: overlay.pid, workspaceRoot: '', overlayId: overlay.overlayId, outcome: 'abandoned', applied: [], kept: [], message: 'An interrupted accept left a journal that cannot be read; it was not acted on.' };
   }
   const head = { pid: overlay.pid, workspaceRoot: journal.workspaceRoot, overlayId: overlay.overlayId };
-  let realRoot: string | undefined;
-  try {
-    realRoot = await realpath(journal.workspaceRoot);
-  } catch {
-    realRoot = undefined;
-  }
+  const realRoot = await realOrUndefined(journal.workspaceRoot);
   if (realRoot !== journal.workspaceRoot || (await fs.lstat(realRoot))?.type !== 'directory') {
     return { ...head, outcome: 'abandoned', applied: [], kept: journal.steps.map((s) => s.path), message: `The workspace ${journal.workspaceRoot} of an interrupted accept no longer exists; nothing was changed.` };
+  }
+  if (!openRoots.has(realRoot)) {
+    return { ...head, outcome: 'waiting', applied: [], kept: journal.steps.map((s) => s.path), message: `An interrupted accept in ${journal.workspaceRoot} is finished when that folder is opened again.` };
   }
   try {
     const result = journal.phase === 'staging' ? await rollBack(fs, journal) : await rollForward(fs, journal);
@@ -195,46 +234,55 @@ async function recoverOne(fs: ApplyFs, overlay: DeadOverlay): Promise<RecoveryOu
   }
 }
 
+async function realRootsOf(workspaces: readonly string[]): Promise<Set<string>> {
+  const roots = await Promise.all(workspaces.map(realOrUndefined));
+  return new Set(roots.filter((root): root is string => root !== undefined));
+}
+
+/** Recovery of every dead overlay, with the folder each outcome came from. */
+async function recoverAll(options: HousekeepingOptions): Promise<{ overlay: DeadOverlay; outcome: RecoveryOutcome | undefined }[]> {
+  const fs = options.fs ?? nodeApplyFs;
+  const openRoots = await realRootsOf(options.workspaces);
+  const results: { overlay: DeadOverlay; outcome: RecoveryOutcome | undefined }[] = [];
+  for (const overlay of await deadOverlays(options)) results.push({ overlay, outcome: await recoverOne(fs, overlay, openRoots) });
+  return results;
+}
+
 /**
  * Finishes (journal past its commit point) or undoes (still staging) every accept that a process
- * which no longer exists left behind under `<tmpRoot>/speculate/`. The journal names its workspace.
- * Live processes' overlays are never touched: they may be in the middle of an accept.
+ * which no longer exists left behind under `<tmp>/speculate-<uid>/`, for the workspaces open now.
+ * Only folders the engine made (ours, mode 0700, outside every open workspace) are read, and only
+ * paths inside the journal's workspace are touched. Live processes' overlays are never touched:
+ * they may be in the middle of an accept.
  */
-export async function recoverInterruptedApplies(tmpRoot: string, options: HousekeepingOptions = {}): Promise<RecoveryOutcome[]> {
-  const fs = options.fs ?? nodeApplyFs;
-  const outcomes: RecoveryOutcome[] = [];
-  for (const overlay of await deadOverlays(tmpRoot, options)) {
-    const outcome = await recoverOne(fs, overlay);
-    if (outcome) outcomes.push(outcome);
-  }
-  return outcomes;
+export async function recoverInterruptedApplies(options: HousekeepingOptions): Promise<RecoveryOutcome[]> {
+  return (await recoverAll(options)).flatMap(({ outcome }) => (outcome ? [outcome] : []));
 }
 
 export interface StaleCleanupReport {
   recovery: RecoveryOutcome[];
   /** Pids whose overlay folders were removed. */
   removed: number[];
-  /** Pids whose folders were kept because a recovery failed and must be retried. */
+  /** Pids whose folders were kept: a recovery failed (retried next start) or waits for its workspace. */
   kept: number[];
 }
 
 /**
  * Removes the overlays of processes that no longer exist, after recovering their interrupted
- * accepts. Call on extension activation and CLI start.
+ * accepts; an overlay whose journal could not be finished yet stays. Call on extension
+ * activation and CLI start.
  */
-export async function cleanupStaleOverlays(tmpRoot: string, options: HousekeepingOptions = {}): Promise<StaleCleanupReport> {
-  const recovery = await recoverInterruptedApplies(tmpRoot, options);
-  const retry = new Set(recovery.filter((r) => r.outcome === 'failed').map((r) => r.pid));
+export async function cleanupStaleOverlays(options: HousekeepingOptions): Promise<StaleCleanupReport> {
+  const fs = options.fs ?? nodeApplyFs;
+  const results = await recoverAll(options);
+  const keep = new Set(results.filter(({ outcome }) => outcome?.outcome === 'failed' || outcome?.outcome === 'waiting').map(({ overlay }) => overlay.overlayDir));
+  for (const { overlay } of results) if (!keep.has(overlay.overlayDir)) await rm(overlay.overlayDir, { recursive: true, force: true });
   const removed: number[] = [];
   const kept: number[] = [];
-  for (const pidDir of await deadPidDirs(tmpRoot, options)) {
+  for (const pidDir of await deadPidDirs(options)) {
     const pid = Number(path.basename(pidDir));
-    if (retry.has(pid)) {
-      kept.push(pid);
-    } else {
-      await rm(pidDir, { recursive: true, force: true });
-      removed.push(pid);
-    }
+    if ([...keep].some((dir) => path.dirname(dir) === pidDir) || !(await fs.rmdirIfEmpty(pidDir))) kept.push(pid);
+    else removed.push(pid);
   }
-  return { recovery, removed, kept };
+  return { recovery: results.flatMap(({ outcome }) => (outcome ? [outcome] : [])), removed, kept };
 }
