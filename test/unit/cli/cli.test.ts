@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { demoReply } from '../../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
+import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 
 const repo = resolve(__dirname, '../../../..');
 const cli = join(repo, 'dist/cli.js');
@@ -98,7 +99,7 @@ describe('headless CLI', function () {
     const args = (extra: string[] = []) => [
       'speculate', '--workspace', workspace, '--base-url', model.baseUrl, '--model', 'demo', '--suggestion', 'read src/greet.ts and add a farewell', '--approval-mode', 'auto-edit', ...extra,
     ];
-    const overlaysLeft = () => (existsSync(join(tmp, 'speculate')) ? readdirSync(join(tmp, 'speculate')).flatMap((pid) => readdirSync(join(tmp, 'speculate', pid))) : []);
+    const overlaysLeft = () => (existsSync(join(tmp, OVERLAY_PARENT)) ? readdirSync(join(tmp, OVERLAY_PARENT)).flatMap((pid) => readdirSync(join(tmp, OVERLAY_PARENT, pid))) : []);
 
     it('runs without touching the workspace, reports the contract fields, and leaves no overlay', async () => {
       const before = readFileSync(join(workspace, 'src/greet.ts'), 'utf8');
