@@ -181,6 +181,8 @@ export interface PresenterOptions {
  */
 export class ChatPresenter implements ApprovalPrompter {
   private transcript: TranscriptItem[] = [];
+  /** Notices shown above every chat (pinNotice). */
+  private pinned: TranscriptItem[] = [];
   private counter = 0;
   private busy = false;
   private suggestion: { id: string; text: string } | null = null;
@@ -208,7 +210,7 @@ export class ChatPresenter implements ApprovalPrompter {
 
   snapshot(): ChatSnapshot {
     return {
-      transcript: structuredClone(this.transcript),
+      transcript: structuredClone([...this.pinned, ...this.transcript]),
       busy: this.busy,
       suggestion: this.suggestion ? { ...this.suggestion } : null,
       speculation: structuredClone(this.speculation),
@@ -250,6 +252,7 @@ export class ChatPresenter implements ApprovalPrompter {
     this.usageLine = null;
     this.title = '';
     this.post({ type: 'clear' });
+    for (const item of this.pinned) if (item.kind === 'notice') this.post({ type: 'notice', ...structuredClone(item) });
   }
 
   // ── history, edit & resend, usage (the chat as stored) ──────────────────────────────────────
@@ -331,11 +334,25 @@ export class ChatPresenter implements ApprovalPrompter {
     this.post({ type: 'chatUsage', usage: this.usageLine });
   }
 
-  /** A line in the transcript; a 'warning' with actions is a block with buttons (untrusted folder). */
+  /** A line in the transcript; a 'warning' with actions is a block with buttons (ignored settings). */
   notice(text: string, extras: { tone?: NoticeTone; actions?: ChatAction[] } = {}): void {
     const id = this.id('n');
     this.transcript.push({ kind: 'notice', id, text, ...structuredClone(extras) });
     this.post({ type: 'notice', id, text, ...structuredClone(extras) });
+  }
+
+  /**
+   * A notice above every chat while a condition lasts (an untrusted folder): shown again after New
+   * Chat and with a reopened chat, never stored with a chat. Unpinned ones go with the next clear.
+   */
+  pinNotice(text: string, extras: { tone?: NoticeTone; actions?: ChatAction[] } = {}): void {
+    const id = this.id('n');
+    this.pinned.push({ kind: 'notice', id, text, ...structuredClone(extras) });
+    this.post({ type: 'notice', id, text, ...structuredClone(extras) });
+  }
+
+  unpinNotices(): void {
+    this.pinned = [];
   }
 
   error(message: string, retryable: boolean): void {

@@ -85,7 +85,10 @@ export class SpeculateController implements vscode.Disposable {
       deps.trust.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
       new IgnoredSettingsWatcher((keys) => this.reportIgnoredSettings(keys)),
     );
-    if (!this.trusted) this.showUntrustedNotice(true);
+    if (!this.trusted) {
+      this.deps.output.warn(UNTRUSTED_WORKSPACE_TEXT);
+      this.presenter.pinNotice(UNTRUSTED_WORKSPACE_TEXT, { tone: 'warning', actions: [chatAction('manageTrust')] });
+    }
     void this.migrateLegacyKey();
   }
 
@@ -129,15 +132,11 @@ export class SpeculateController implements vscode.Disposable {
   private onTrustGranted(): void {
     if (this.trusted) return;
     this.trusted = true;
+    this.presenter.unpinNotices();
     this.onSettingsChanged();
     const text = trustedNowText(this.settings.approvalMode, this.settings.speculationEnabled);
     this.log(text);
     this.presenter.notice(text);
-  }
-
-  private showUntrustedNotice(log: boolean): void {
-    if (log) this.deps.output.warn(UNTRUSTED_WORKSPACE_TEXT);
-    this.presenter.notice(UNTRUSTED_WORKSPACE_TEXT, { tone: 'warning', actions: [chatAction('manageTrust')] });
   }
 
   private reportIgnoredSettings(keys: UserOnlySetting[]): void {
@@ -342,7 +341,6 @@ export class SpeculateController implements vscode.Disposable {
   async newChat(): Promise<void> {
     await this.session?.newChat();
     this.presenter.clear();
-    if (!this.trusted) this.showUntrustedNotice(false);
     await this.deps.chatView.reveal(true);
   }
 

@@ -69,6 +69,12 @@ describe('an untrusted folder (Restricted Mode)', function () {
 
   let statsBefore: ReturnType<SpeculateStats['toJSON']>;
 
+  it('New Chat starts over, but the Restricted Mode notice stays', async () => {
+    await (await speculateApi()).controller.newChat();
+    const transcript = (await snapshot()).transcript;
+    assert.deepEqual(transcript.map((item) => item.kind === 'notice' && item.text.slice(0, 16)), ['Restricted Mode:']);
+  });
+
   it('the agent reads but changes nothing, with the user model at the user endpoint', async () => {
     const api = await speculateApi();
     statsBefore = api.controller.stats.toJSON();

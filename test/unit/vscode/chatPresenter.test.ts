@@ -249,4 +249,17 @@ describe('ChatPresenter', () => {
       { kind: 'notice', id: 'n1', text: 'Restricted Mode: plan mode.', tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] },
     ]);
   });
+  it('keeps a pinned notice above every chat until it is unpinned, and never stores it with a chat', () => {
+    const { chat, posted } = presenter();
+    chat.pinNotice('Restricted Mode.', { tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] });
+    chat.notice('Stopped.');
+    assert.deepEqual(chat.exportView().transcript.map((t) => t.kind === 'notice' && t.text), ['Stopped.']);
+    posted.length = 0;
+    chat.clear();
+    assert.deepEqual(posted.map((m) => m.type), ['clear', 'notice']);
+    assert.deepEqual(chat.snapshot().transcript.map((t) => t.kind === 'notice' && t.text), ['Restricted Mode.']);
+    chat.unpinNotices();
+    chat.clear();
+    assert.deepEqual(chat.snapshot().transcript, []);
+  });
 });
