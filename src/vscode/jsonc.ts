@@ -3,57 +3,51 @@
 
 export type JsoncResult = { ok: true; value: unknown } | { ok: false; reason: string };
 
-/** Replaces `//` and `/* *\/` comments outside strings with spaces (offsets stay put for errors). */
-function stripComments(text: string): string {
-  let out = '';
-  let i = 0;
-  while (i < text.length) {
-    const char = text[i];
-    if (char === '"') {
-      const end = stringEnd(text, i);
-      out += text.slice(i, end);
-      i = end;
-    } else if (char === '/' && text[i + 1] === '/') {
-      while (i < text.length && text[i] !== '\n') {
-        out += ' ';
-        i++;
-      }
-    } else if (char === '/' && text[i + 1] === '*') {
-      const close = text.indexOf('*/', i + 2);
-      const end = close < 0 ? text.length : close + 2;
-      out += text.slice(i, end).replace(/[^\n]/g, ' ');
-      i = end;
-    } else {
-      out += char;
-      i++;
-    }
+/** Where a comment starting at `i` ends, or `i` itself when none starts there. */
+function commentEnd(text: string, i: number): number {
+  if (text[i] !== '/') return i;
+  if (text[i + 1] === '/') {
+    const newline = text.indexOf('\n', i);
+    return newline < 0 ? text.length : newline;
   }
-  return out;
+  if (text[i + 1] === '*') {
+    const close = text.indexOf('*/', i + 2);
+    return close < 0 ? text.length : close + 2;
+  }
+  return i;
 }
 
-/** Drops a comma whose next significant character closes an object or an array. */
-function stripTrailingCommas(text: string): string {
+/** The index of the next character that is neither whitespace nor part of a comment. */
+function nextSignificant(text: string, i: number): number {
+  for (;;) {
+    while (i < text.length && /\s/.test(text[i])) i++;
+    const end = commentEnd(text, i);
+    if (end === i) return i;
+    i = end;
+  }
+}
+
+/** Plain JSON: comments outside strings become spaces, a comma before `}` or `]` goes. */
+function toPlainJson(text: string): string {
   let out = '';
   let i = 0;
   while (i < text.length) {
-    const char = text[i];
-    if (char === '"') {
+    if (text[i] === '"') {
       const end = stringEnd(text, i);
       out += text.slice(i, end);
       i = end;
       continue;
     }
-    if (char === ',') {
-      let next = i + 1;
-      while (next < text.length && /\s/.test(text[next])) next++;
-      if (text[next] === '}' || text[next] === ']') {
-        out += ' ';
-        i++;
-        continue;
-      }
+    const end = commentEnd(text, i);
+    if (end > i) {
+      out += ' ';
+      i = end;
+    } else if (text[i] === ',' && /[}\]]/.test(text[nextSignificant(text, i + 1)] ?? '')) {
+      i++;
+    } else {
+      out += text[i];
+      i++;
     }
-    out += char;
-    i++;
   }
   return out;
 }
@@ -70,7 +64,7 @@ function stringEnd(text: string, start: number): number {
 }
 
 export function parseJsonc(text: string): JsoncResult {
-  const plain = stripTrailingCommas(stripComments(text.replace(/^\uFEFF/, '')));
+  const plain = toPlainJson(text.replace(/^\uFEFF/, ''));
   if (plain.trim() === '') return { ok: true, value: undefined };
   try {
     return { ok: true, value: JSON.parse(plain) as unknown };

@@ -13,6 +13,10 @@ describe('parseJsonc', () => {
     assert.deepEqual(parseJsonc(text), { ok: true, value: { url: 'http://a.test/v1//x', q: '/* not a comment */', s: 'a,}', e: 'quote " // still a string' } });
   });
 
+  it('drops a trailing comma with a comment before the closing bracket', () => {
+    assert.deepEqual(parseJsonc('{"a": [1, /* more later */ ], "b": 2, // end\n}'), { ok: true, value: { a: [1], b: 2 } });
+  });
+
   it('reports a broken file instead of throwing, and an empty one as no settings', () => {
     const broken = parseJsonc('{"speculate.baseUrl": ');
     assert.equal(broken.ok, false);
