@@ -12,6 +12,15 @@
 //               appendItems{items} (the speculated turn at once), notice, speculation{state:'idle'},
 //               and the pipelined suggestion{…}. If files changed meanwhile: conflicts{…} →
 //               webview → conflictChoice… → host → conflictResolved per file.
+//   preview     while a speculation runs, host → speculationPreview{preview} after each change: its
+//               turns, which the webview renders off-screen, and (once known) the pipelined suggestion.
+//   Tab, one    when the webview holds a final preview of the shown suggestion, Tab reveals it in the
+//   frame       same frame, marked "applying…": webview → acceptRevealed{suggestionId, seq};
+//               host → revealAnswer{seq, outcome}: 'applied' (then notice, speculation{idle}, the
+//               pipelined suggestion{…}), 'conflicts' (then conflicts{…} as above, and 'applied' once
+//               every file is settled) or 'withdrawn' (the block leaves the transcript; what the host
+//               does instead follows the usual way: appendItems for a stale preview, a notice and a
+//               live turn when the apply failed).
 //   dismiss     webview → suggestionDismissed{suggestionId, why};  host aborts the speculation and
 //               sends suggestionCleared + speculation{state:'idle'}.
 // Ids (message, tool group, approval, error, notice, conflict set, suggestion) are chosen by the
@@ -145,6 +154,33 @@ export interface Suggestion {
   text: string;
 }
 
+/**
+ * The speculated turns of the running suggestion, as the webview will show them once accepted. The
+ * webview renders them off-screen so that Tab only has to reveal them (no round trip first).
+ */
+export interface SpeculationPreview {
+  /** Increases with every version the host sends; Tab echoes it so the host can refuse an old one. */
+  seq: number;
+  /** The suggestion this speculation runs. */
+  suggestionId: string;
+  /** The run has stopped (ready, or at a boundary): this version is what Tab applies. */
+  final: boolean;
+  /** Items before this index are unchanged since the previous version; `items` replaces the rest. */
+  from: number;
+  items: TranscriptItem[];
+  /** The suggestion predicted after this run, with the id the host will give it; shown at once on Tab. */
+  next: Suggestion | null;
+}
+
+/** The host's answer to an accepted reveal. */
+export type RevealOutcome =
+  /** Applied and injected; `notApplied` lists the files the user kept their own version of. */
+  | 'applied'
+  /** Files changed under the speculation (`notApplied`): nothing of them is applied until the user chooses. */
+  | 'conflicts'
+  /** The revealed block is not what happened (stale preview, failed apply, accept cancelled): it goes. */
+  | 'withdrawn';
+
 /** The full state the webview renders after (re)loading. */
 export interface ChatSnapshot {
   transcript: TranscriptItem[];
@@ -160,6 +196,8 @@ export interface ChatSnapshot {
   usage?: UsageLine | null;
   /** The chat's title in the history (its first prompt unless renamed). */
   title?: string;
+  /** The running suggestion's speculated turns in full (from 0), when there are any. */
+  preview?: SpeculationPreview;
 }
 
 // ── chat history, context, models and usage (issue 18) ──
@@ -245,6 +283,10 @@ export type HostToWebview =
   /** Files that changed in the workspace since the overlay copied them; the user picks per file. */
   | { type: 'conflicts'; id: string; files: ConflictFile[] }
   | { type: 'conflictResolved'; id: string; path: string; resolution: ConflictResolution }
+  /** A new version of the running suggestion's speculated turns; null: there is none (any more). */
+  | { type: 'speculationPreview'; preview: SpeculationPreview | null }
+  /** How the accept of the revealed preview `seq` went. */
+  | { type: 'revealAnswer'; seq: number; outcome: RevealOutcome; notApplied: string[] }
   /** New chat: empty transcript, no suggestion, speculation idle. */
   | { type: 'clear' }
   | { type: 'focusInput' }
@@ -283,6 +325,8 @@ export type WebviewToHost =
   /** `attachments`: ids of the chips above the input (attachmentAdded). */
   | { type: 'submit'; text: string; attachments?: string[] }
   | { type: 'acceptSuggestion'; suggestionId: string; method: AcceptMethod }
+  /** Accept, with the preview `seq` already on screen: the host applies exactly that version or refuses. */
+  | { type: 'acceptRevealed'; suggestionId: string; seq: number; method: AcceptMethod }
   | { type: 'suggestionDismissed'; suggestionId: string; why: DismissReason }
   /** The input became non-empty (hasText true) or empty again; sent on each change of the two. */
   | { type: 'typing'; hasText: boolean }
@@ -450,6 +494,15 @@ const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, 
 const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean });
 const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
 
+const isSpeculationPreview: Guard<SpeculationPreview> = shape({
+  seq: isCount,
+  suggestionId: isId,
+  final: isBoolean,
+  from: isCount,
+  items: arrayOf(isTranscriptItem),
+  next: nullable(isSuggestion),
+});
+
 const isChatSnapshot: Guard<ChatSnapshot> = shape({
   transcript: arrayOf(isTranscriptItem),
   busy: isBoolean,
@@ -460,6 +513,7 @@ const isChatSnapshot: Guard<ChatSnapshot> = shape({
   settings: isChatSettings,
   usage: optional(nullable(isUsageLine)),
   title: optional(isString),
+  preview: optional(isSpeculationPreview),
 });
 
 function literal<const T extends string>(value: T): Guard<T> {
@@ -505,6 +559,13 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
     path: isString,
     resolution: isConflictResolution,
   }),
+  speculationPreview: shape({ type: literal('speculationPreview'), preview: nullable(isSpeculationPreview) }),
+  revealAnswer: shape({
+    type: literal('revealAnswer'),
+    seq: isCount,
+    outcome: oneOf(['applied', 'conflicts', 'withdrawn'] as const),
+    notApplied: arrayOf(isString),
+  }),
   clear: shape({ type: literal('clear') }),
   focusInput: shape({ type: literal('focusInput') }),
   truncate: shape({ type: literal('truncate'), afterId: optional(isId) }),
@@ -525,6 +586,12 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   acceptSuggestion: shape({
     type: literal('acceptSuggestion'),
     suggestionId: isId,
+    method: oneOf(['tab', 'enter', 'click'] as const),
+  }),
+  acceptRevealed: shape({
+    type: literal('acceptRevealed'),
+    suggestionId: isId,
+    seq: isCount,
     method: oneOf(['tab', 'enter', 'click'] as const),
   }),
   suggestionDismissed: shape({

@@ -26,6 +26,7 @@ import type {
   UsageLine,
 } from '../shared/protocol';
 import { speculationNoticeText } from '../shared/protocol';
+import { SpeculationPreviewRelay } from './speculationPreview';
 
 const MAX_RESULT_CHARS = 20_000;
 
@@ -197,6 +198,12 @@ export class ChatPresenter implements ApprovalPrompter {
   private editedAttachments: { historyIndex: number; attachments: AttachmentView[] } | undefined;
   private usageLine: UsageLine | null = null;
   private title = '';
+  /** The off-screen copy of the running speculation in the webview, and Tab's reveal of it. */
+  private readonly previews = new SpeculationPreviewRelay({
+    post: (message) => this.post(message),
+    nextId: (prefix) => this.id(prefix),
+    toItems: itemsFromMessages,
+  });
 
   constructor(private readonly options: PresenterOptions) {}
 
@@ -209,6 +216,7 @@ export class ChatPresenter implements ApprovalPrompter {
   }
 
   snapshot(): ChatSnapshot {
+    const preview = this.previews.forInit();
     return {
       transcript: structuredClone([...this.pinned, ...this.transcript]),
       busy: this.busy,
@@ -218,6 +226,7 @@ export class ChatPresenter implements ApprovalPrompter {
       settings: this.options.settings(),
       usage: this.usageLine,
       title: this.title,
+      ...(preview ? { preview } : {}),
     };
   }
 
@@ -231,6 +240,7 @@ export class ChatPresenter implements ApprovalPrompter {
 
   /** Sends the full state (on `ready`, and after a reload). */
   sendInit(): void {
+    this.previews.webviewReloaded();
     this.post({ type: 'init', state: this.snapshot() });
   }
 
@@ -251,6 +261,7 @@ export class ChatPresenter implements ApprovalPrompter {
     this.editedAttachments = undefined;
     this.usageLine = null;
     this.title = '';
+    this.previews.clear();
     this.post({ type: 'clear' });
     for (const item of this.pinned) if (item.kind === 'notice') this.post({ type: 'notice', ...structuredClone(item) });
   }
@@ -336,6 +347,7 @@ export class ChatPresenter implements ApprovalPrompter {
 
   /** A line in the transcript; a 'warning' with actions is a block with buttons (ignored settings). */
   notice(text: string, extras: { tone?: NoticeTone; actions?: ChatAction[] } = {}): void {
+    this.previews.interrupted();
     const id = this.id('n');
     this.transcript.push({ kind: 'notice', id, text, ...structuredClone(extras) });
     this.post({ type: 'notice', id, text, ...structuredClone(extras) });
@@ -400,6 +412,7 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'chat':
         return this.handleChat(event.event, false);
       case 'user_message': {
+        this.previews.interrupted();
         const id = this.id('u');
         const edited = this.editedAttachments?.historyIndex === event.historyIndex ? this.editedAttachments.attachments : [];
         this.editedAttachments = undefined;
@@ -411,10 +424,12 @@ export class ChatPresenter implements ApprovalPrompter {
         return;
       }
       case 'history_truncated':
+        this.previews.interrupted();
         return this.truncateHistory(event.length);
       case 'usage':
         return this.onUsage(event);
       case 'busy':
+        if (event.busy) this.previews.interrupted();
         this.busy = event.busy;
         if (!event.busy) this.closeOpen();
         this.post({ type: 'turnState', busy: event.busy });
@@ -422,16 +437,19 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'suggestion':
         if (event.text === null) {
           if (!this.suggestion) return;
+          const clearedByWebview = this.previews.clearedByReveal(this.suggestion.id);
           this.suggestion = null;
-          this.post({ type: 'suggestionCleared' });
+          if (!clearedByWebview) this.post({ type: 'suggestionCleared' });
         } else {
-          this.suggestion = { id: this.id('s'), text: event.text };
+          this.suggestion = { id: this.previews.takeReservedId(event.text) ?? this.id('s'), text: event.text };
           this.post({ type: 'suggestion', ...this.suggestion });
         }
         return;
       case 'speculation':
+        if (!this.previews.isRevealedRun(event.snapshot?.id)) this.previews.interrupted();
         this.speculation = speculationStatusOf(event.snapshot, this.suggestion?.id);
         this.post({ type: 'speculation', status: this.speculation });
+        this.previews.update(event.snapshot, this.suggestion?.id);
         return;
       case 'speculation_promoted': {
         const items = itemsFromMessages(event.snapshot.messages, event.snapshot.toolCalls, () => this.id('p'), true, (id, index) => this.userHistory.set(id, event.historyStart + index));
@@ -441,9 +459,10 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'speculation_progress':
         return this.handleProgress(event.event);
       case 'speculation_accepted': {
-        if (!event.alreadyRendered) {
-          this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true, (id, index) => this.userHistory.set(id, event.historyStart + index)));
-        }
+        const onUser = (id: string, index: number) => this.userHistory.set(id, event.historyStart + index);
+        const revealed = this.previews.accepted(event.runId, event.messages, event.toolCalls, event.notApplied, onUser);
+        if (revealed) this.keepRevealed(revealed.items, revealed.at);
+        else if (!event.alreadyRendered) this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true, onUser));
         this.closeOpen();
         const kept = event.notApplied.length > 0 ? ` · kept your version of ${event.notApplied.join(', ')}` : '';
         const live = event.continuesLive ? ' · continuing live' : '';
@@ -451,6 +470,7 @@ export class ChatPresenter implements ApprovalPrompter {
         return;
       }
       case 'conflicts': {
+        this.previews.conflicts(event.runId, event.conflicts.map((c) => c.path));
         const id = this.id('c');
         this.conflictSetId = id;
         const files: ConflictFile[] = event.conflicts.map((c) => ({ path: c.path, reason: c.reason }));
@@ -474,6 +494,32 @@ export class ChatPresenter implements ApprovalPrompter {
       if (item.files.every((f) => f.resolution)) this.conflictSetId = undefined;
     }
     this.post({ type: 'conflictResolved', id, path, resolution });
+  }
+
+  // ── Tab's reveal of the off-screen speculated turns (the controller relays acceptRevealed) ────
+
+  /**
+   * The webview revealed preview `seq` on Tab. True when the host takes it (the accept that follows
+   * settles it); false when it is not what the host would apply (the webview was told to take it down).
+   */
+  beginReveal(seq: number, snapshot: SpeculationSnapshot | null): boolean {
+    return this.previews.begin(seq, snapshot, this.transcript.length);
+  }
+
+  /** A reveal of a suggestion that is no longer the current one: taken down, nothing accepted. */
+  refuseReveal(seq: number): void {
+    this.previews.refuse(seq);
+  }
+
+  /** The session's accept returned; a reveal it did not act on is taken down. */
+  revealAcceptReturned(): void {
+    this.previews.acceptReturned();
+  }
+
+  /** The revealed turns were applied as shown: they join the transcript where the webview shows them. */
+  private keepRevealed(items: TranscriptItem[], at: number): void {
+    this.closeOpen();
+    this.transcript.splice(Math.min(at, this.transcript.length), 0, ...items);
   }
 
   private appendItems(items: TranscriptItem[]): void {

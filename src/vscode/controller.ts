@@ -53,6 +53,8 @@ export class SpeculateController implements vscode.Disposable {
   private starting: Promise<ChatSession | undefined> | undefined;
   private readonly llm: SettingsLlmClient;
   private runInFs: string | undefined;
+  /** The accept of a block the webview revealed on Tab, while it runs. */
+  private revealing: Promise<void> | undefined;
   private readonly postEmitter = new vscode.EventEmitter<HostToWebview>();
   /** Every protocol message sent to the chat webview (tests observe the chat through it). */
   readonly onDidPostToWebview = this.postEmitter.event;
@@ -269,10 +271,16 @@ export class SpeculateController implements vscode.Disposable {
         return;
       }
       case 'acceptSuggestion':
+        if (this.revealing) await this.revealing;
         if (message.suggestionId !== this.presenter.currentSuggestionId) return;
         await this.accept(message.method === 'enter' ? 'enter' : 'tab');
         return;
+      case 'acceptRevealed':
+        await this.acceptRevealed(message.suggestionId, message.seq, message.method === 'enter' ? 'enter' : 'tab');
+        return;
       case 'suggestionDismissed':
+        // The webview shows the next suggestion with a revealed block, before the host does.
+        if (this.revealing) await this.revealing;
         if (message.suggestionId !== this.presenter.currentSuggestionId) return;
         this.session?.dismissSuggestion();
         return;
@@ -323,6 +331,31 @@ export class SpeculateController implements vscode.Disposable {
       return;
     }
     await session.acceptSuggestion(method);
+  }
+
+  /**
+   * Tab on a block the webview already revealed (preview `seq`). The host applies exactly that
+   * version or refuses it; refused, the Tab is accepted the usual way (unless the suggestion itself
+   * is no longer the current one, which today's path ignores too).
+   */
+  private async acceptRevealed(suggestionId: string, seq: number, method: 'tab' | 'enter'): Promise<void> {
+    const session = this.session;
+    if (!session || suggestionId !== this.presenter.currentSuggestionId) {
+      this.presenter.refuseReveal(seq);
+      return;
+    }
+    // Checked and acted on in one go: nothing can change the run between the check and the accept.
+    if (!this.presenter.beginReveal(seq, session.currentSpeculation)) {
+      await this.accept(method);
+      return;
+    }
+    const accepting = session.acceptSuggestion(method).finally(() => this.presenter.revealAcceptReturned());
+    this.revealing = accepting;
+    try {
+      await accepting;
+    } finally {
+      if (this.revealing === accepting) this.revealing = undefined;
+    }
   }
 
   /** Palette "Abort Speculation": the request is cancelled, the overlay deleted, the ghost text goes. */

@@ -9,12 +9,22 @@ export interface ComposerActions {
   announce(text: string): void;
   /** The draft changed (for setState). */
   draftChanged(text: string): void;
+  /**
+   * Accepts by revealing the suggestion's finished result, already rendered: returns the suggestion
+   * to show next, or null when there is nothing to reveal (the host is then asked to accept).
+   */
+  revealAccepted?(suggestion: Suggestion, method: AcceptMethod): { next: Suggestion | null } | null;
 }
 
 const PLACEHOLDER = 'Ask Speculate about your code';
 /** The input never grows beyond this share of the view; it scrolls instead. */
 const MAX_HEIGHT_SHARE = 0.45;
 const MIN_MAX_HEIGHT = 120;
+/**
+ * A second accept this soon after the last is a double press: the host ignores it (the session's
+ * ACCEPT_DEBOUNCE_MS), so the webview must not take the next suggestion off the screen for it either.
+ */
+const ACCEPT_REPEAT_MS = 100;
 
 export class Composer {
   readonly element: HTMLElement;
@@ -30,6 +40,7 @@ export class Composer {
   private busy = false;
   private settings: ChatSettings = { enterAcceptsSuggestion: false };
   private hadText = false;
+  private lastAcceptAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     statusLine: HTMLElement,
@@ -162,8 +173,12 @@ export class Composer {
   private accept(method: AcceptMethod): void {
     const suggestion = this.suggestion;
     if (!suggestion) return;
-    this.actions.post({ type: 'acceptSuggestion', suggestionId: suggestion.id, method });
-    this.setSuggestion(null);
+    const now = performance.now();
+    if (now - this.lastAcceptAt < ACCEPT_REPEAT_MS) return;
+    this.lastAcceptAt = now;
+    const revealed = this.actions.revealAccepted?.(suggestion, method) ?? null;
+    if (!revealed) this.actions.post({ type: 'acceptSuggestion', suggestionId: suggestion.id, method });
+    this.setSuggestion(revealed?.next ?? null);
     this.textarea.focus();
   }
 

@@ -1,9 +1,10 @@
 // Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
 // and applies the host's messages (validated first; anything malformed is ignored).
-import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus } from '../shared/protocol';
+import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
 import { h, isScrolledToEnd } from './dom';
 import { icon } from './icons';
 import { Composer } from './input';
+import { SpeculatedBlock } from './speculatedBlock';
 import { SpeculationStatusLine } from './status';
 import { Transcript } from './transcript';
 import { connectToHost, type SavedState } from './vscodeApi';
@@ -19,11 +20,18 @@ function start(app: HTMLElement): void {
 
   const announcer = h('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true', id: 'announcer' });
   let announceTimer: number | undefined;
-  const announce = (text: string): void => {
+  /** A sentence that must not be swapped out by the ones said right after it (the revealed result). */
+  let kept = '';
+  const announce = (text: string, keep = false): void => {
     // Clearing first makes a repeated sentence be read again.
     announcer.textContent = '';
     window.clearTimeout(announceTimer);
-    announceTimer = window.setTimeout(() => (announcer.textContent = text), 40);
+    const spoken = kept !== '' ? `${kept} ${text}` : text;
+    if (keep || kept !== '') kept = spoken;
+    announceTimer = window.setTimeout(() => {
+      announcer.textContent = spoken;
+      kept = '';
+    }, 40);
   };
 
   const save = (patch: Partial<SavedState>): void => {
@@ -39,6 +47,12 @@ function start(app: HTMLElement): void {
     post: host.post,
     announce,
     draftChanged: (draft) => save({ draft }),
+    revealAccepted: (suggestion, method): { next: Suggestion | null } | null => {
+      const revealed = speculated.reveal(suggestion, method);
+      // The accepted run's status line goes in the same frame as its result appears.
+      if (revealed) status.update(lastSpeculation, revealed.next?.id);
+      return revealed;
+    },
   });
   const transcript = new Transcript(welcome, {
     post: host.post,
@@ -48,6 +62,16 @@ function start(app: HTMLElement): void {
   });
   const progress = h('div', { class: 'progress', hidden: true, role: 'status' }, icon('spinner', 'spin'), h('span', {}, 'Working…'));
   transcript.element.appendChild(progress);
+  const speculated: SpeculatedBlock = new SpeculatedBlock(transcript, {
+    post: host.post,
+    announce,
+    retractSuggestion: (id) => {
+      if (composer.currentSuggestion?.id !== id) return;
+      composer.setSuggestion(null);
+      showSpeculation(lastSpeculation);
+    },
+  });
+  transcript.element.appendChild(speculated.element);
 
   app.classList.add('chat');
   app.replaceChildren(transcript.element, composer.element, announcer);
@@ -73,6 +97,7 @@ function start(app: HTMLElement): void {
 
   const applyInit = (snapshot: ChatSnapshot): void => {
     transcript.reset(snapshot.transcript);
+    speculated.reset(snapshot.preview ?? null);
     setModel(snapshot.model);
     composer.setSettings(snapshot.settings);
     setBusy(snapshot.busy);
@@ -137,8 +162,13 @@ function start(app: HTMLElement): void {
         return transcript.conflicts(message.id, message.files);
       case 'conflictResolved':
         return transcript.conflictResolved(message.id, message.path, message.resolution);
+      case 'speculationPreview':
+        return speculated.update(message.preview);
+      case 'revealAnswer':
+        return speculated.answer(message.seq, message.outcome, message.notApplied);
       case 'clear':
         transcript.clear();
+        speculated.reset(null);
         composer.setSuggestion(null);
         showSpeculation({ state: 'idle', toolCalls: 0, filesWritten: [] });
         setBusy(false);

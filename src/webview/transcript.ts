@@ -95,14 +95,68 @@ export class Transcript {
   private readonly groups = new Map<string, GroupEntry>();
   private readonly approvals = new Map<string, ApprovalEntry>();
   private readonly conflictSets = new Map<string, ConflictEntry>();
+  /** Renders hidden, for a later adopt(): no scrolling, and `element` is not the scroller. */
+  private readonly offscreen: boolean;
 
   constructor(
     private readonly welcome: HTMLElement,
     private readonly actions: TranscriptActions,
+    options: { offscreen?: boolean } = {},
   ) {
+    this.offscreen = options.offscreen === true;
     this.items = h('div', { class: 'transcript-items' });
-    this.element = h('section', { class: 'transcript', 'aria-label': 'Conversation', tabindex: '-1' }, welcome, this.items);
+    this.element = this.offscreen
+      ? h('div', { class: 'transcript-offscreen', hidden: true, 'aria-hidden': 'true' }, this.items)
+      : h('section', { class: 'transcript', 'aria-label': 'Conversation', tabindex: '-1' }, welcome, this.items);
     this.updateEmpty();
+  }
+
+  /**
+   * A transcript rendered out of sight (the speculated block before Tab): same elements as the
+   * visible one, so revealing it is moving them, not building them.
+   */
+  static offscreen(actions: TranscriptActions): Transcript {
+    return new Transcript(h('div'), actions, { offscreen: true });
+  }
+
+  /**
+   * Moves everything `staged` rendered to the end of this transcript, ids included, so later
+   * messages about those items find them; `staged` is left empty. Returns the moved elements and
+   * a function that takes them out again.
+   */
+  adopt(staged: Transcript): { elements: HTMLElement[]; remove(): void } {
+    const elements = [...staged.items.children] as HTMLElement[];
+    const moved = {
+      assistants: [...staged.assistants],
+      groups: [...staged.groups],
+      approvals: [...staged.approvals],
+      conflictSets: [...staged.conflictSets],
+    };
+    this.mutate(() => {
+      this.items.append(...elements);
+      for (const [id, entry] of moved.assistants) this.assistants.set(id, entry);
+      for (const [id, entry] of moved.groups) this.groups.set(id, entry);
+      for (const [id, entry] of moved.approvals) this.approvals.set(id, entry);
+      for (const [id, entry] of moved.conflictSets) this.conflictSets.set(id, entry);
+      // What comes next joins the block's last response, as after appended items.
+      this.response = staged.response;
+    });
+    staged.assistants.clear();
+    staged.groups.clear();
+    staged.approvals.clear();
+    staged.conflictSets.clear();
+    staged.response = null;
+    const remove = (): void => {
+      this.mutate(() => {
+        if (this.response && elements.some((element) => element.contains(this.response))) this.response = null;
+        for (const element of elements) element.remove();
+        for (const [id] of moved.assistants) this.assistants.delete(id);
+        for (const [id] of moved.groups) this.groups.delete(id);
+        for (const [id] of moved.approvals) this.approvals.delete(id);
+        for (const [id] of moved.conflictSets) this.conflictSets.delete(id);
+      });
+    };
+    return { elements, remove };
   }
 
   /** Replaces everything (init). */
@@ -456,6 +510,10 @@ export class Transcript {
 
   /** Runs a DOM change, keeping the view pinned to the bottom if it was there before. */
   private mutate(change: () => void): void {
+    if (this.offscreen) {
+      change();
+      return;
+    }
     const scroller = this.element;
     const atBottom = isScrolledToEnd(scroller);
     change();

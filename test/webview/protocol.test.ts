@@ -19,6 +19,7 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   ready: { type: 'ready' },
   submit: { type: 'submit', text: 'explain this' },
   acceptSuggestion: { type: 'acceptSuggestion', suggestionId: 's1', method: 'tab' },
+  acceptRevealed: { type: 'acceptRevealed', suggestionId: 's1', seq: 4, method: 'tab' },
   suggestionDismissed: { type: 'suggestionDismissed', suggestionId: 's1', why: 'edit' },
   typing: { type: 'typing', hasText: true },
   approvalAnswer: { type: 'approvalAnswer', id: 'ap1', decision: 'always' },
@@ -69,6 +70,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
       settings: { enterAcceptsSuggestion: false },
       usage: { text: 'This chat: 1.2k in · 30 out', detail: '' },
       title: 'hi',
+      preview: { seq: 3, suggestionId: 's1', final: true, from: 0, items: [{ kind: 'user', id: 'v1.0', text: 'run the tests', speculated: true }], next: { id: 's2', text: 'commit' } },
     },
   },
   config: { type: 'config', model: { label: 'm', demo: false }, settings: { enterAcceptsSuggestion: true } },
@@ -91,6 +93,8 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   appendItems: { type: 'appendItems', items: [{ kind: 'user', id: 'u2', text: 'go', speculated: true }] },
   conflicts: { type: 'conflicts', id: 'k1', files: [{ path: 'a.ts', reason: 'changed' }] },
   conflictResolved: { type: 'conflictResolved', id: 'k1', path: 'a.ts', resolution: 'keep-mine' },
+  speculationPreview: { type: 'speculationPreview', preview: { seq: 1, suggestionId: 's1', final: false, from: 2, items: [], next: null } },
+  revealAnswer: { type: 'revealAnswer', seq: 1, outcome: 'conflicts', notApplied: ['a.ts'] },
   clear: { type: 'clear' },
   focusInput: { type: 'focusInput' },
   truncate: { type: 'truncate', afterId: 'u1' },
@@ -156,6 +160,10 @@ describe('webview protocol', () => {
       { type: 'chatAction', action: 'workbench.action.terminal.new' },
       { type: 'chatAction', action: 'openUserSettings', setting: 'terminal.integrated.env.linux' },
       { type: 'chatAction', action: 'openUserSettings', setting: 'speculate' },
+      { type: 'acceptRevealed', suggestionId: 's1', method: 'tab' },
+      { type: 'acceptRevealed', suggestionId: 's1', seq: -1, method: 'tab' },
+      { type: 'acceptRevealed', suggestionId: 's1', seq: 2.5, method: 'tab' },
+      { type: 'acceptRevealed', suggestionId: '', seq: 2, method: 'tab' },
     ];
     for (const raw of bad) assert.equal(parseWebviewMessage(raw), undefined, JSON.stringify(raw));
   });
@@ -181,6 +189,14 @@ describe('webview protocol', () => {
       withItem({ kind: 'usage', id: 'us', text: 1 }),
       { type: 'history', query: '', entries: [{ id: 'c', title: 't', updatedAt: -5, workspace: '', model: '', current: false }] },
       { type: 'models', role: 'main', models: [1], current: '' },
+      { type: 'speculationPreview' },
+      { type: 'speculationPreview', preview: { seq: 1, suggestionId: 's1', final: true, from: 0, items: [{ kind: 'script', id: 'x' }], next: null } },
+      { type: 'speculationPreview', preview: { seq: 1, suggestionId: 's1', final: 'yes', from: 0, items: [], next: null } },
+      { type: 'speculationPreview', preview: { seq: 1, suggestionId: 's1', final: true, from: -1, items: [], next: null } },
+      { type: 'speculationPreview', preview: { seq: 1, suggestionId: 's1', final: true, from: 0, items: [], next: { id: '', text: 'x' } } },
+      { type: 'revealAnswer', seq: 1, outcome: 'maybe', notApplied: [] },
+      { type: 'revealAnswer', seq: 1, outcome: 'applied' },
+      { ...init, state: { ...init.state, preview: { seq: 1 } } },
     ];
     for (const raw of bad) assert.equal(parseHostMessage(raw), undefined, JSON.stringify(raw).slice(0, 120));
   });
