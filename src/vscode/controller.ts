@@ -11,6 +11,7 @@ import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import type { ApiKeyStore, LegacyKeyOutcome } from './apiKeys';
 import { chatAction, runChatAction } from './chatActions';
 import { ChatPresenter } from './chatPresenter';
+import { acceptRevealed } from './speculationPreview';
 import type { ChatViewProvider } from './chatView';
 import { setContextKey } from './contextKeys';
 import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
@@ -275,9 +276,20 @@ export class SpeculateController implements vscode.Disposable {
         if (message.suggestionId !== this.presenter.currentSuggestionId) return;
         await this.accept(message.method === 'enter' ? 'enter' : 'tab');
         return;
-      case 'acceptRevealed':
-        await this.acceptRevealed(message.suggestionId, message.seq, message.method === 'enter' ? 'enter' : 'tab');
+      case 'acceptRevealed': {
+        const method = message.method === 'enter' ? 'enter' : 'tab';
+        const accepting = acceptRevealed(
+          { session: this.session, presenter: this.presenter, acceptUsual: () => this.accept(method) },
+          { suggestionId: message.suggestionId, seq: message.seq, method },
+        );
+        this.revealing = accepting;
+        try {
+          await accepting;
+        } finally {
+          if (this.revealing === accepting) this.revealing = undefined;
+        }
         return;
+      }
       case 'suggestionDismissed':
         // The webview shows the next suggestion with a revealed block, before the host does.
         if (this.revealing) await this.revealing;
@@ -331,31 +343,6 @@ export class SpeculateController implements vscode.Disposable {
       return;
     }
     await session.acceptSuggestion(method);
-  }
-
-  /**
-   * Tab on a block the webview already revealed (preview `seq`). The host applies exactly that
-   * version or refuses it; refused, the Tab is accepted the usual way (unless the suggestion itself
-   * is no longer the current one, which today's path ignores too).
-   */
-  private async acceptRevealed(suggestionId: string, seq: number, method: 'tab' | 'enter'): Promise<void> {
-    const session = this.session;
-    if (!session || suggestionId !== this.presenter.currentSuggestionId) {
-      this.presenter.refuseReveal(seq);
-      return;
-    }
-    // Checked and acted on in one go: nothing can change the run between the check and the accept.
-    if (!this.presenter.beginReveal(seq, session.currentSpeculation)) {
-      await this.accept(method);
-      return;
-    }
-    const accepting = session.acceptSuggestion(method).finally(() => this.presenter.revealAcceptReturned());
-    this.revealing = accepting;
-    try {
-      await accepting;
-    } finally {
-      if (this.revealing === accepting) this.revealing = undefined;
-    }
   }
 
   /** Palette "Abort Speculation": the request is cancelled, the overlay deleted, the ghost text goes. */

@@ -3,7 +3,9 @@
 import type { SpeculationSnapshot, ToolCallRecord } from '../core/followup/speculation';
 import type { ChatMessage } from '../core/messages';
 import { ensureToolResultPairing } from '../core/messages/pairing';
+import type { ChatSession } from '../core/session';
 import type { HostToWebview, SpeculationPreview, Suggestion, TranscriptItem } from '../shared/protocol';
+import type { ChatPresenter } from './chatPresenter';
 
 /** How messages become transcript items: the presenter's itemsFromMessages (passed in, not imported back). */
 export type ItemsFromMessages = (
@@ -133,7 +135,7 @@ export class SpeculationPreviewRelay {
 
   /** The webview cleared this suggestion itself when it revealed the block: no suggestionCleared needed. */
   clearedByReveal(suggestionId: string | undefined): boolean {
-    return suggestionId !== undefined && this.reveal?.suggestionId === suggestionId;
+    return suggestionId !== undefined && this.reveal?.suggestionId === suggestionId && this.reveal.inWebview;
   }
 
   /** The id for a suggestion the session shows: the one reserved for it in a preview, if any. */
@@ -232,6 +234,37 @@ export class SpeculationPreviewRelay {
   private reserve(text: string): Suggestion {
     if (this.reserved?.text !== text) this.reserved = { id: this.options.nextId('s'), text };
     return { ...this.reserved };
+  }
+}
+
+/** Who takes part in a Tab on a revealed block: the controller passes its session and presenter. */
+export interface RevealParties {
+  session: Pick<ChatSession, 'currentSpeculation' | 'acceptSuggestion'> | undefined;
+  presenter: Pick<ChatPresenter, 'currentSuggestionId' | 'beginReveal' | 'refuseReveal' | 'revealAcceptReturned'>;
+  /** Today's accept: the host applies and sends the turns. */
+  acceptUsual(): Promise<void>;
+}
+
+/**
+ * Tab on a block the webview already revealed (preview `seq`). The host applies exactly that
+ * version or refuses it; refused, the Tab is accepted the usual way — unless the suggestion itself
+ * is no longer the current one, which the usual path ignores as well.
+ */
+export async function acceptRevealed(parties: RevealParties, tab: { suggestionId: string; seq: number; method: 'tab' | 'enter' }): Promise<void> {
+  const { session, presenter } = parties;
+  if (!session || tab.suggestionId !== presenter.currentSuggestionId) {
+    presenter.refuseReveal(tab.seq);
+    return;
+  }
+  // Checked and acted on in one go: nothing can change the run between the check and the accept.
+  if (!presenter.beginReveal(tab.seq, session.currentSpeculation)) {
+    await parties.acceptUsual();
+    return;
+  }
+  try {
+    await session.acceptSuggestion(tab.method);
+  } finally {
+    presenter.revealAcceptReturned();
   }
 }
 
