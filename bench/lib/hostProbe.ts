@@ -8,7 +8,7 @@ import type { HostToWebview, WebviewToHost } from '../../src/shared/protocol';
 
 const EXTENSION_ID = 'speculate.speculate';
 /** Host → webview messages whose send time the Tab benchmark needs (not the per-token deltas). */
-const POSTS_TO_RECORD = new Set<HostToWebview['type']>(['appendItems', 'userMessage', 'assistantEnd', 'notice', 'turnState']);
+const POSTS_TO_RECORD = new Set<HostToWebview['type']>(['appendItems', 'userMessage', 'assistantEnd', 'notice', 'turnState', 'revealAnswer']);
 
 export interface ProbeLine {
   ev: 'probe_start' | 'activated' | 'recv' | 'apply_start' | 'apply_end' | 'handled' | 'post' | 'error';
@@ -109,11 +109,12 @@ function instrument(api: SpeculateApi, record: (line: ProbeLine) => void): void 
   const handle = controller.handleWebviewMessage.bind(controller);
   // The chat view calls controller.handleWebviewMessage through `this`, so an own property wins.
   controller.handleWebviewMessage = async (message: WebviewToHost) => {
-    const timed = message.type === 'acceptSuggestion' || message.type === 'submit';
+    const accept = message.type === 'acceptSuggestion' || message.type === 'acceptRevealed';
+    const timed = accept || message.type === 'submit';
     if (timed) {
       record({ ev: 'recv', at: wallNow(), type: message.type });
       const overlay = controller.currentSession?.currentOverlay;
-      if (message.type === 'acceptSuggestion' && overlay) {
+      if (accept && overlay) {
         const apply = overlay.applyToReal.bind(overlay);
         overlay.applyToReal = async (options) => {
           const ops = timeDiskOperations(overlay);

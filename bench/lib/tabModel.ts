@@ -46,8 +46,11 @@ function lastIndex<T>(items: T[], predicate: (item: T) => boolean): number {
   return -1;
 }
 
-/** The reply for one request of the Tab benchmark. */
-export function tabModelReply(body: ChatRequestBody): ScriptedReply {
+/**
+ * The reply for one request of the Tab benchmark. `pace` is how the task's replies stream: the
+ * live comparison needs TASK_PACE; runs that only measure Tab can take them as fast as they come.
+ */
+export function tabModelReply(body: ChatRequestBody, pace: { latencyMs: number; tokensPerSecond?: number } = TASK_PACE): ScriptedReply {
   const messages = readMessages(body);
   const users = messages.filter((m) => m.role === 'user');
   const sample = Number(/bench sample (\d+)/.exec(users[0]?.content ?? '')?.[1] ?? 0);
@@ -67,7 +70,7 @@ export function tabModelReply(body: ChatRequestBody): ScriptedReply {
   const file = featureFile(sample).path;
   const notes = `notes/feature${sample}.md`;
   if (done.length === 0) {
-    return { text: `Let me read \`${file}\` first to see what it exports.`, toolCalls: [{ name: 'read_file', arguments: { file_path: file } }], ...TASK_PACE };
+    return { text: `Let me read \`${file}\` first to see what it exports.`, toolCalls: [{ name: 'read_file', arguments: { file_path: file } }], ...pace };
   }
   const last = done[done.length - 1];
   if (last === 'read_file') {
@@ -81,14 +84,14 @@ export function tabModelReply(body: ChatRequestBody): ScriptedReply {
           new_string: '  return `Hello, ${name}!`;\n}\n\nexport function farewell(name: string): string {\n  return `Goodbye, ${name}!`;\n}',
         },
       }],
-      ...TASK_PACE,
+      ...pace,
     };
   }
   if (last === 'edit') {
     return {
       text: `The function is in. Now I'll note the change in \`${notes}\` so the team sees it.`,
       toolCalls: [{ name: 'write_file', arguments: { file_path: notes, content: `# Feature ${sample}\n\n- \`farewell(name)\` returns \`Goodbye, <name>!\`, next to \`hello${sample}\`.\n` } }],
-      ...TASK_PACE,
+      ...pace,
     };
   }
   return {
@@ -97,6 +100,6 @@ export function tabModelReply(body: ChatRequestBody): ScriptedReply {
       `returns \`Hello, <name>!\`, and \`${notes}\` records the change in one line. Nothing else in the workspace changed, ` +
       `so existing callers keep working. If you want, the next step is a small test that calls both functions and checks ` +
       `their output. ${finalMarker(sample)}`,
-    ...TASK_PACE,
+    ...pace,
   };
 }

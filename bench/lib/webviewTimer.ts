@@ -1,5 +1,6 @@
 // Timestamps taken inside the chat webview's own page: the keydown (capture phase), the host
-// messages as they arrive, and the moment the awaited text is in the DOM (MutationObserver).
+// messages as they arrive, and the moment the awaited text is on screen (MutationObserver; a copy
+// rendered off-screen, hidden, does not count until it is revealed).
 import type { FrameLocator } from 'playwright-core';
 
 export interface WebviewTiming {
@@ -9,7 +10,7 @@ export interface WebviewTiming {
   keyHandledAt: number | null;
   /** The user message with the prompt is in the DOM. */
   userAt: number | null;
-  /** An assistant text holding the final answer's last words is in the DOM. */
+  /** An assistant text holding the final answer's last words is in the DOM and visible. */
   finalAt: number | null;
   /** The next animation frame after finalAt (the frame that paints it). */
   frameAt: number | null;
@@ -48,10 +49,12 @@ export async function installWebviewTimer(chat: FrameLocator, args: TimerArgs): 
         state.messages.push({ type: data.type, at: performance.timeOrigin + event.timeStamp });
       }
     };
+    const shown = (selector: string, matches: (text: string) => boolean) =>
+      Array.from(document.querySelectorAll<HTMLElement>(selector)).some((el) => matches(el.textContent ?? '') && el.checkVisibility());
     const check = () => {
       if (state.keyAt === null) return;
-      if (state.userAt === null && Array.from(document.querySelectorAll('.user-text')).some((el) => el.textContent === a.prompt)) state.userAt = now();
-      if (state.finalAt === null && Array.from(document.querySelectorAll('.assistant-text')).some((el) => (el.textContent ?? '').includes(a.marker))) {
+      if (state.userAt === null && shown('.user-text', (text) => text === a.prompt)) state.userAt = now();
+      if (state.finalAt === null && shown('.assistant-text', (text) => text.includes(a.marker))) {
         state.finalAt = now();
         requestAnimationFrame(() => {
           state.frameAt = now();
@@ -71,6 +74,27 @@ export async function installWebviewTimer(chat: FrameLocator, args: TimerArgs): 
       },
     };
   }, args);
+}
+
+/**
+ * Makes the next Tab take today's path: the webview forgets its off-screen copy of the run (the
+ * host's own "no preview" message), so the keydown asks the host to accept and render instead.
+ */
+export async function forgetSpeculationPreview(chat: FrameLocator): Promise<void> {
+  await chat.locator('#app').evaluate(
+    () =>
+      new Promise<void>((resolve) => {
+        window.postMessage({ type: 'speculationPreview', preview: null }, '*');
+        // Handled in order: once this second message arrives, the first one was applied.
+        const done = (event: MessageEvent) => {
+          if (event.data !== '__speculate_bench_forgot') return;
+          window.removeEventListener('message', done);
+          resolve();
+        };
+        window.addEventListener('message', done);
+        window.postMessage('__speculate_bench_forgot', '*');
+      }),
+  );
 }
 
 export async function readWebviewTiming(chat: FrameLocator): Promise<WebviewTiming> {

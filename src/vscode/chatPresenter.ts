@@ -447,9 +447,10 @@ export class ChatPresenter implements ApprovalPrompter {
         return;
       case 'speculation':
         if (!this.previews.isRevealedRun(event.snapshot?.id)) this.previews.interrupted();
+        // The preview first: by the time the line says "Ready — Tab to apply", Tab can reveal it.
+        this.previews.update(event.snapshot, this.suggestion?.id);
         this.speculation = speculationStatusOf(event.snapshot, this.suggestion?.id);
         this.post({ type: 'speculation', status: this.speculation });
-        this.previews.update(event.snapshot, this.suggestion?.id);
         return;
       case 'speculation_promoted': {
         const items = itemsFromMessages(event.snapshot.messages, event.snapshot.toolCalls, () => this.id('p'), true, (id, index) => this.userHistory.set(id, event.historyStart + index));
