@@ -333,7 +333,7 @@ describe('Tab reveal: what the presenter previews', () => {
     posted.length = 0;
     chat.handle({ type: 'suggestion', text: null });
     chat.handle({
-      type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', messages: done, toolCalls: [record], applied: ['a.ts'], notApplied: [],
+      type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', messages: done, historyStart: 4, toolCalls: [record], applied: ['a.ts'], notApplied: [],
       timeSavedMs: 1200, alreadyRendered: false, continuesLive: false,
     });
     assert.deepEqual(types(posted), ['suggestionCleared', 'appendItems', 'notice']);
