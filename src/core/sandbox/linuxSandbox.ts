@@ -1,0 +1,405 @@
+// The Linux ShellSandbox: util-linux's `unshare` (user, mount, pid, net, ipc, uts, cgroup namespaces)
+// and its own mounts from one fstab, an overlayfs at the workspace's path, the command without
+// capabilities; what it changed is read back from the overlay's upper folder (readback.ts).
+//
+// Why unshare + our own mounts and not bubblewrap: everything comes from util-linux, which every
+// distribution has (bubblewrap is an extra package, and Debian 12's 0.8 cannot mount the overlay, so
+// unshare would still be needed for it); all mounts are done by one `mount -a -T <fstab>` process,
+// so the start costs about 7 ms over a plain `bash -c` here (bench/suites/sandbox.ts), well within
+// the 30 ms target; and the keeper (keeper.ts) that holds the namespaces open for the read-back is a
+// few lines of bash that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
+// loopback device without iproute2) is not needed for what SANDBOX.md promises.
+import { spawn } from 'node:child_process';
+import { lstat, readdir, statfs } from 'node:fs/promises';
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isWithin } from '../fs/paths';
+import { OutputCap } from '../process/nodeProcessRunner';
+import { sandboxFailureCause } from './failureCause';
+import { KeeperChannel, keeperArgv, type KeeperEvent } from './keeper';
+import { buildLayer } from './layerBuilder';
+import { buildMountPlan, unusableWorkspace, type WorkspaceMount } from './mountPlan';
+import { probeLinuxSandbox } from './probe';
+import { formatBytes, readBack, type Readback } from './readback';
+import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
+import { makeWhiteout, ScratchSpace } from './scratch';
+import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
+import { findSystemTools, type SystemTools } from './systemTools';
+
+export interface LinuxSandboxOptions {
+  /** Where the sandbox keeps its run folders; defaults to the OS temp folder. */
+  tmpRoot?: string;
+  /** The environment PATH, HOME and the locale are taken from (nothing else of it is passed on); defaults to process.env. */
+  hostEnv?: NodeJS.ProcessEnv;
+  /** How often the disk is checked for a command writing more than its limit (default 500 ms). */
+  writeCheckMs?: number;
+  /** For tests of the not-available paths: the platform and the folder with the kernel's sysctls. */
+  platform?: NodeJS.Platform;
+  sysctlDir?: string;
+}
+
+interface Prepared {
+  tools: SystemTools;
+  layout: SystemLayout;
+}
+
+/** Where a run that did not run failed; the probe turns these into reasons a user can act on. */
+export type FailureStage = 'tools' | 'workspace' | 'aborted' | 'start' | 'namespaces' | 'mount' | 'pivot' | 'cwd' | 'limits' | 'readback';
+export interface LinuxRunFailure {
+  ok: false;
+  reason: string;
+  aborted: boolean;
+  stage: FailureStage;
+  /** What the setup programs said (stderr), for the probe's reason. */
+  diagnostics?: string;
+}
+type Failure = LinuxRunFailure;
+
+const SETUP_FAILURES: Record<string, string> = {
+  mount: 'its file system could not be mounted',
+  pivot: 'it could not switch to its own root folder',
+  cwd: 'the working folder does not exist inside it',
+  limits: 'its limits could not be set',
+};
+/** Exit statuses above this are 128 + the signal that ended the command (bash's convention). */
+const SIGNAL_BASE = 128;
+
+function signalName(status: number): string | null {
+  const number = status - SIGNAL_BASE;
+  const entry = Object.entries(os.constants.signals).find(([, value]) => value === number);
+  return entry ? entry[0] : null;
+}
+
+export class LinuxSandbox implements ShellSandbox {
+  private availability: Promise<SandboxAvailability> | undefined;
+  private prepared: Promise<Prepared | { missing: string; from: string }> | undefined;
+  private readonly scratch: ScratchSpace;
+  private readonly hostEnv: NodeJS.ProcessEnv;
+  /** The environment depends only on the workspace and the host's PATH/HOME, which do not change per run. */
+  private readonly environments = new Map<string, Promise<{ env: Record<string, string>; toolchains: string[] }>>();
+
+  constructor(private readonly options: LinuxSandboxOptions = {}) {
+    this.scratch = new ScratchSpace(options.tmpRoot ?? os.tmpdir());
+    this.hostEnv = options.hostEnv ?? process.env;
+  }
+
+  probe(): Promise<SandboxAvailability> {
+    this.availability ??= probeLinuxSandbox({
+      platform: this.options.platform ?? process.platform,
+      sysctlDir: this.options.sysctlDir ?? '/proc/sys',
+      prepare: () => this.prepare(),
+      trial: (request) => this.execute(request),
+      tmpRoot: this.options.tmpRoot ?? os.tmpdir(),
+    });
+    return this.availability;
+  }
+
+  private prepare(): Promise<Prepared | { missing: string; from: string }> {
+    this.prepared ??= (async () => {
+      const found = await findSystemTools();
+      if (!found.ok) return { missing: found.missing, from: found.from };
+      return { tools: found.tools, layout: await systemLayout() };
+    })();
+    return this.prepared;
+  }
+
+  private environment(workspaceRoot: string, home: string, tools: SystemTools, layout: SystemLayout): Promise<{ env: Record<string, string>; toolchains: string[] }> {
+    const key = `${workspaceRoot}\0${home}`;
+    let cached = this.environments.get(key);
+    if (!cached) {
+      cached = sandboxEnv({ hostEnv: this.hostEnv, workspaceRoot, home, bash: tools.bash, system: layout.system });
+      this.environments.set(key, cached);
+      cached.catch(() => this.environments.delete(key));
+    }
+    return cached;
+  }
+
+  async run(request: SandboxRunRequest): Promise<SandboxOutcome> {
+    const availability = await this.probe();
+    if (!availability.available) return { ok: false, reason: availability.reason, aborted: false };
+    const outcome = await this.execute(request);
+    return outcome.ok ? outcome : { ok: false, reason: outcome.reason, aborted: outcome.aborted };
+  }
+
+  /** One run, without asking the probe (the probe's own trial comes through here). */
+  private async execute(request: SandboxRunRequest): Promise<SandboxOutcome | Failure> {
+    const prepared = await this.prepare();
+    if ('missing' in prepared) return { ok: false, reason: `${prepared.missing} was not found`, aborted: false, stage: 'tools' };
+    const root = request.workspace.root;
+    const unusable = unusableWorkspace(root);
+    if (unusable) return { ok: false, reason: `this workspace cannot be sandboxed: ${unusable}`, aborted: false, stage: 'workspace' };
+    if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
+    if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
+
+    const runDir = await this.scratch.runFolder();
+    let disposed = false;
+    const dispose = async () => {
+      if (disposed) return;
+      disposed = true;
+      await this.scratch.release(runDir);
+    };
+    try {
+      const outcome = await this.runIn(runDir, request, prepared);
+      if (!outcome.ok) await dispose();
+      else outcome.result.dispose = dispose;
+      return outcome;
+    } catch (error) {
+      await dispose();
+      throw error;
+    }
+  }
+
+  private async runIn(runDir: string, request: SandboxRunRequest, { tools, layout }: Prepared): Promise<SandboxOutcome | Failure> {
+    const { workspace, limits } = request;
+    const skeleton = path.join(runDir, 'root');
+    const layerDir = path.join(runDir, 'layer');
+    const upper = path.join(runDir, 'upper');
+    const work = path.join(runDir, 'work');
+    mkdirSync(skeleton, { mode: 0o755 });
+
+    let lowerLayer: string | undefined;
+    if (workspace.layer) {
+      mkdirSync(layerDir, { mode: 0o755 });
+      let whiteout: Promise<string> | undefined;
+      const built = await buildLayer({
+        layer: workspace.layer,
+        realRoot: workspace.root,
+        dir: layerDir,
+        whiteout: () => (whiteout ??= makeWhiteout(tools.mknod, path.join(runDir, 'whiteout'))),
+      });
+      if (built.used) lowerLayer = layerDir;
+    }
+    let mount: WorkspaceMount;
+    if (workspace.writable) {
+      mkdirSync(upper, { mode: 0o755 });
+      mkdirSync(work, { mode: 0o700 });
+      mount = { kind: 'overlay', root: workspace.root, lowers: [...(lowerLayer ? [lowerLayer] : []), workspace.root], upper: { upper, work } };
+    } else if (lowerLayer) {
+      mount = { kind: 'overlay', root: workspace.root, lowers: [lowerLayer, workspace.root] };
+    } else {
+      mount = { kind: 'read-only', root: workspace.root };
+    }
+
+    const home = sandboxHome(this.hostEnv, workspace.root);
+    const { env, toolchains } = await this.environment(workspace.root, home, tools, layout);
+    const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes });
+    const fstab = path.join(runDir, 'fstab');
+    // A few dozen tiny metadata operations: done synchronously, they cost less than the thread-pool
+    // round trips their promises would (which dominate on a loaded machine).
+    for (const dir of plan.dirs) mkdirSync(path.join(skeleton, dir), { recursive: true, mode: 0o755 });
+    for (const file of plan.files) {
+      mkdirSync(path.dirname(path.join(skeleton, file)), { recursive: true, mode: 0o755 });
+      writeFileSync(path.join(skeleton, file), '', { mode: 0o644 });
+    }
+    for (const link of plan.symlinks) {
+      mkdirSync(path.dirname(path.join(skeleton, link.path)), { recursive: true, mode: 0o755 });
+      symlinkSync(link.target, path.join(skeleton, link.path));
+    }
+    writeFileSync(fstab, plan.fstab, { mode: 0o600 });
+
+    // What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty).
+    const visible = [...layout.system.filter((entry) => entry.kind === 'bind').map((entry) => entry.path), ...toolchains, workspace.root, '/proc', '/sys', '/dev'];
+    const hiddenPath = (absolute: string) => !visible.some((dir) => isWithin(dir, path.resolve(absolute))) && existsSync(absolute);
+    const startedAt = Date.now();
+    const ran = await this.spawnKeeper(request, tools, env, fstab, skeleton, { upper, lowerLayer, writable: workspace.writable, runDir });
+    if (!ran.ok) return ran;
+    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize } = ran;
+    const problems: SandboxProblem[] = [...(readback?.problems ?? [])];
+    const exitCodeOrSignal = exitStatus !== null && exitStatus > SIGNAL_BASE ? signalName(exitStatus) : null;
+    // RLIMIT_FSIZE stops a single file at the limit with SIGXFSZ (bash reports it for a pipeline's member).
+    const fileTooLarge = exitCodeOrSignal === 'SIGXFSZ' || /file size limit exceeded/i.test(output);
+    if (fileTooLarge && !problems.some((problem) => problem.kind === 'too-large')) {
+      problems.push({ kind: 'too-large', path: '', detail: `it wrote a file larger than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
+    }
+    if (stoppedForSize) problems.push({ kind: 'too-large', path: '', detail: `it wrote more than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
+    const exitCode = exitStatus === null ? null : exitStatus > SIGNAL_BASE && signalName(exitStatus) ? null : exitStatus;
+    const signal = exitStatus !== null && exitCode === null ? signalName(exitStatus) : timedOut ? 'SIGKILL' : null;
+    const hostHome = this.hostEnv.HOME && path.isAbsolute(this.hostEnv.HOME) && this.hostEnv.HOME !== '/' ? path.resolve(this.hostEnv.HOME) : undefined;
+    const result: SandboxResult = {
+      exitCode,
+      signal,
+      output,
+      truncated,
+      timedOut,
+      startedAt,
+      changes: readback && problems.length === 0 ? readback.changes : [],
+      problems,
+      blockedBy: sandboxFailureCause({ exitCode, timedOut, output, hostHome, workspaceWritable: workspace.writable, hiddenPath }),
+      dispose: async () => undefined,
+    };
+    return { ok: true, result };
+  }
+
+  private spawnKeeper(
+    request: SandboxRunRequest,
+    tools: SystemTools,
+    env: Record<string, string>,
+    fstab: string,
+    skeleton: string,
+    where: { upper: string; lowerLayer: string | undefined; writable: boolean; runDir: string },
+  ): Promise<
+    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; readback: Readback | undefined }
+    | Failure
+  > {
+    const { limits, signal } = request;
+    const argv = [
+      '--pdeathsig', 'KILL', '--',
+      tools.unshare, '--user', '--map-current-user', '--keep-caps', '--mount', '--net', '--pid', '--ipc', '--uts', '--cgroup', '--fork', '--kill-child', '--',
+      // --norc: bash sources ~/.bashrc when its stdin is a socket (Node's pipes are), even for -c.
+      tools.bash,
+      '--norc',
+      '--noprofile',
+      ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command }),
+    ];
+    return new Promise((resolve) => {
+      // setpriv --pdeathsig: if this process dies, unshare dies, and with it (--kill-child) the keeper and every namespace.
+      const child = spawn(tools.setpriv, argv, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+      const output = new OutputCap(limits.maxOutputBytes);
+      const channel = new KeeperChannel();
+      let diagnostics = '';
+      let keeperPid: number | undefined;
+      let started = false;
+      let failedStep: string | undefined;
+      let exitStatus: number | null = null;
+      let timedOut = false;
+      let aborted = false;
+      let stoppedForSize = false;
+      let readback: Readback | undefined;
+      let readbackError: unknown;
+      let settled = false;
+      const timers: NodeJS.Timeout[] = [];
+
+      const stop = () => {
+        // SIGKILL to PID 1 of the namespace ends every process in it; before its pid is known, unshare takes it along.
+        try {
+          if (keeperPid !== undefined) process.kill(keeperPid, 'SIGKILL');
+          else process.kill(child.pid!, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      };
+      const onAbort = () => {
+        aborted = true;
+        stop();
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          stop();
+        }, limits.timeoutMs),
+      );
+      const stopWatching = where.writable
+        ? this.watchWrites(where.runDir, limits.maxWriteBytes, where.upper, () => {
+            stoppedForSize = true;
+            stop();
+          })
+        : () => undefined;
+
+      const onEvent = async (event: KeeperEvent) => {
+        if (event.type === 'pid') keeperPid = event.pid;
+        else if (event.type === 'started') started = true;
+        else if (event.type === 'fail') failedStep = event.step;
+        else if (event.type === 'exit') {
+          exitStatus = event.status;
+          timers.forEach(clearTimeout);
+          stopWatching();
+          if (where.writable && !timedOut && !aborted && !stoppedForSize && keeperPid !== undefined) {
+            try {
+              readback = await readBack({
+                upper: where.upper,
+                layer: where.lowerLayer,
+                realRoot: request.workspace.root,
+                merged: path.join(`/proc/${keeperPid}/root`, request.workspace.root),
+                maxWriteBytes: limits.maxWriteBytes,
+              });
+            } catch (error) {
+              readbackError = error;
+            }
+          }
+          child.stdin?.end('done\n');
+        }
+      };
+      let events = Promise.resolve();
+      child.stdio[3]?.on('data', (chunk: Buffer) => {
+        for (const event of channel.feed(chunk.toString('utf8'))) events = events.then(() => onEvent(event));
+      });
+      child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
+      child.stderr?.on('data', (chunk: Buffer) => {
+        if (diagnostics.length < 8192) diagnostics += chunk.toString('utf8');
+      });
+      child.stdin?.on('error', () => undefined);
+
+      const finish = (failure?: { stage: FailureStage; reason: string }) => {
+        if (settled) return;
+        settled = true;
+        timers.forEach(clearTimeout);
+        stopWatching();
+        signal?.removeEventListener('abort', onAbort);
+        if (aborted) return resolve({ ok: false, reason: 'stopped', aborted: true, stage: 'aborted' });
+        if (failure) return resolve({ ok: false, reason: failure.reason, aborted: false, stage: failure.stage, diagnostics });
+        if (readbackError) {
+          const why = readbackError instanceof Error ? readbackError.message : String(readbackError);
+          return resolve({ ok: false, reason: `its changes could not be read back (${why})`, aborted: false, stage: 'readback' });
+        }
+        resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, readback });
+      };
+      child.on('error', (error) => finish({ stage: 'start', reason: `it could not start (${error.message})` }));
+      child.on('close', () => {
+        void events.then(() => {
+          if (!started && !timedOut && !aborted) {
+            const why = failedStep ? SETUP_FAILURES[failedStep] ?? `setup step ${failedStep} failed` : 'it could not create its namespaces';
+            const detail = diagnostics.trim().split('\n').slice(-2).join(' ').slice(0, 300);
+            const stage = (failedStep && failedStep in SETUP_FAILURES ? failedStep : 'namespaces') as FailureStage;
+            return finish({ stage, reason: detail ? `${why}: ${detail}` : why });
+          }
+          finish();
+        });
+      });
+    });
+  }
+
+  /**
+   * Stops a command that writes more than it may: the disk's free space is cheap to ask, and only
+   * when it dropped by more than the limit is the upper folder itself measured.
+   */
+  private watchWrites(runDir: string, maxBytes: number, upper: string, onTooLarge: () => void): () => void {
+    const every = this.options.writeCheckMs ?? 500;
+    let baseline: number | undefined;
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const free = async () => {
+      const info = await statfs(runDir);
+      return info.bavail * info.bsize;
+    };
+    void free().then((value) => (baseline = value)).catch(() => undefined);
+    const check = async () => {
+      try {
+        if (baseline !== undefined && baseline - (await free()) > maxBytes && (await treeBytes(upper)) > maxBytes) {
+          if (!stopped) onTooLarge();
+          return;
+        }
+      } catch {
+        // The run is ending; nothing left to watch.
+        return;
+      }
+      if (!stopped) timer = setTimeout(() => void check(), every);
+    };
+    timer = setTimeout(() => void check(), every);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+}
+
+async function treeBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const child = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += await treeBytes(child);
+    else if (entry.isFile()) total += (await lstat(child)).size;
+  }
+  return total;
+}

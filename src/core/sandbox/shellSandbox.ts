@@ -1,0 +1,111 @@
+// The port through which the engine runs a shell command in the speculation sandbox (SANDBOX.md):
+// a probe that says whether this machine can, and a run that returns the command's result and changes.
+
+/** Whether commands can run sandboxed here; the reason (and what to do) when not. Cached per process. */
+export type SandboxAvailability =
+  | { available: true; backend: string }
+  | {
+      available: false;
+      /** What is missing, in words, e.g. "unprivileged user namespaces are switched off (Ubuntu's AppArmor restriction)". */
+      reason: string;
+      /** What the user can do about it; null when nothing can be done (another operating system). */
+      action: string | null;
+    };
+
+/**
+ * What the command sees of the speculation on top of the real workspace. Paths are
+ * workspace-relative POSIX paths ('' is the root), as the overlay stores them.
+ */
+export interface SandboxLayer {
+  /** Files the speculation wrote; `contentPath` holds their bytes (linked into the sandbox, not copied, where the disk allows). */
+  files: readonly { path: string; contentPath: string; mode: number }[];
+  /** Files of the real workspace the speculation deleted. */
+  deletedFiles: readonly string[];
+  /** Folders of the real workspace the speculation deleted: hidden with all below them, except files it wrote there since. */
+  deletedDirs: readonly string[];
+}
+
+export interface SandboxWorkspace {
+  /** Absolute, symlink-resolved workspace root; the command sees it at this same path. */
+  root: string;
+  /** False: every write inside the workspace fails (read-only file system). True: writes land in the run's own folder and come back as `changes`. */
+  writable: boolean;
+  /** The speculation's earlier writes and deletions; absent means the real workspace as it is. */
+  layer?: SandboxLayer;
+}
+
+export interface SandboxLimits {
+  timeoutMs: number;
+  /** Combined stdout+stderr kept; the middle of a longer output is cut. */
+  maxOutputBytes: number;
+  /** Bytes the command may write (workspace, HOME, TMPDIR together); more stops it and is reported as a problem. */
+  maxWriteBytes: number;
+}
+
+export interface SandboxRunRequest {
+  command: string;
+  /** Absolute working directory inside the workspace root. */
+  cwd: string;
+  workspace: SandboxWorkspace;
+  limits: SandboxLimits;
+  signal?: AbortSignal;
+}
+
+/** One change the command made inside the workspace, relative to what it was shown. */
+export type SandboxChange =
+  | {
+      kind: 'write';
+      path: string;
+      /** Permission bits of the file the command left (0o7777 mask). */
+      mode: number;
+      size: number;
+      /** Where the bytes are until the result is disposed. */
+      contentPath: string;
+    }
+  | { kind: 'delete'; path: string; type: 'file' | 'directory' };
+
+/**
+ * Something the command did that cannot become an ordinary speculated change; any one of them
+ * means the run's changes are not taken (a boundary in speculation).
+ */
+export interface SandboxProblem {
+  kind: 'symlink' | 'special-file' | 'git' | 'too-large';
+  /** Workspace-relative path ('' when the problem is not about one path). */
+  path: string;
+  /** In words, for the boundary shown to the user. */
+  detail: string;
+}
+
+/** The command's output shows it failed because of what the sandbox withholds, not on its own. */
+export interface SandboxBlock {
+  kind: 'network' | 'read-only' | 'home' | 'ownership' | 'outside';
+  detail: string;
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: string | null;
+  output: string;
+  truncated: boolean;
+  timedOut: boolean;
+  /** When the command started (epoch ms): a real file changed after this was not what the command saw. */
+  startedAt: number;
+  /** Empty unless the workspace was writable and the command finished (not timed out or stopped for size). */
+  changes: SandboxChange[];
+  problems: SandboxProblem[];
+  /** Set when the command failed and its output says why the sandbox was in its way. */
+  blockedBy: SandboxBlock | null;
+  /** Removes the run's folder; call after using `changes` (their content paths vanish). Idempotent. */
+  dispose(): Promise<void>;
+}
+
+export type SandboxOutcome =
+  | { ok: true; result: SandboxResult }
+  /** The sandbox could not run the command at all (stopped by the signal, or its setup failed); nothing ran or everything it started is gone. */
+  | { ok: false; reason: string; aborted: boolean };
+
+export interface ShellSandbox {
+  /** Tries the whole recipe once (mount, write, read back); later calls return the first answer. */
+  probe(): Promise<SandboxAvailability>;
+  run(request: SandboxRunRequest): Promise<SandboxOutcome>;
+}

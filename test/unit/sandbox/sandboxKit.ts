@@ -1,0 +1,138 @@
+// A real sandbox over a throw-away workspace for the namespace scenarios: a workspace next to an
+// "outside" folder and a home folder that each hold a secret, layers built from content files,
+// and checks that a run left no process and no file of its own behind.
+import * as assert from 'node:assert/strict';
+import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
+import type { SandboxLayer, SandboxLimits, SandboxOutcome, SandboxResult } from '../../../src/core/sandbox/shellSandbox';
+
+export const OUTSIDE_SECRET = 'outside-secret-7f3a';
+export const HOME_SECRET = 'home-secret-91c2';
+export const ENV_SECRET = 'sk-env-secret-5d0e';
+
+export interface RunOptions {
+  writable?: boolean;
+  layer?: SandboxLayer;
+  limits?: Partial<SandboxLimits>;
+  signal?: AbortSignal;
+  cwd?: string;
+}
+
+export class SandboxKit {
+  private constructor(
+    /** Holds everything of this kit; removed by cleanup(). */
+    readonly base: string,
+    readonly workspace: string,
+    readonly outside: string,
+    readonly home: string,
+    /** The sandbox's own temp folder: must be empty after every run. */
+    readonly sandboxTmp: string,
+    readonly sandbox: LinuxSandbox,
+  ) {}
+
+  static async create(): Promise<SandboxKit> {
+    const base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-sandbox-test-')));
+    const workspace = path.join(base, 'workspace');
+    const outside = path.join(base, 'outside');
+    const home = path.join(base, 'home');
+    const sandboxTmp = path.join(base, 'sandbox-tmp');
+    for (const dir of [workspace, outside, home, sandboxTmp, path.join(base, 'blobs')]) await mkdir(dir);
+    await writeFile(path.join(outside, 'secret.txt'), OUTSIDE_SECRET);
+    await writeFile(path.join(home, 'secret.txt'), HOME_SECRET);
+    const hostEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', OPENAI_API_KEY: ENV_SECRET, GITHUB_TOKEN: ENV_SECRET };
+    return new SandboxKit(base, workspace, outside, home, sandboxTmp, new LinuxSandbox({ tmpRoot: sandboxTmp, hostEnv, writeCheckMs: 100 }));
+  }
+
+  async write(relative: string, content: string, mode = 0o644): Promise<void> {
+    const target = path.join(this.workspace, relative);
+    await mkdir(path.dirname(target), { recursive: true });
+    await writeFile(target, content);
+    await chmod(target, mode);
+  }
+
+  async link(relative: string, target: string): Promise<void> {
+    await symlink(target, path.join(this.workspace, relative));
+  }
+
+  read(relative: string): Promise<string> {
+    return readFile(path.join(this.workspace, relative), 'utf8');
+  }
+
+  private blobs = 0;
+
+  /** A content file for a layer, stored outside the workspace as the overlay stores its blobs. */
+  async blob(content: string, mode = 0o644): Promise<string> {
+    const file = path.join(this.base, 'blobs', String(++this.blobs));
+    await writeFile(file, content);
+    await chmod(file, mode);
+    return file;
+  }
+
+  async outcome(command: string, options: RunOptions = {}): Promise<SandboxOutcome> {
+    return this.sandbox.run({
+      command,
+      cwd: options.cwd ?? this.workspace,
+      workspace: { root: this.workspace, writable: options.writable ?? true, ...(options.layer ? { layer: options.layer } : {}) },
+      limits: { timeoutMs: 20_000, maxOutputBytes: 64 * 1024, maxWriteBytes: 64 * 1024 * 1024, ...options.limits },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  }
+
+  /** Runs and returns the result (asserting the sandbox ran); the caller disposes it. */
+  async run(command: string, options: RunOptions = {}): Promise<SandboxResult> {
+    const outcome = await this.outcome(command, options);
+    assert.ok(outcome.ok, `the sandbox should run the command: ${outcome.ok ? '' : outcome.reason}`);
+    return outcome.result;
+  }
+
+  /** Runs, disposes, and checks that nothing of the run stayed in the sandbox's temp folder. */
+  async runOnce(command: string, options: RunOptions = {}): Promise<SandboxResult> {
+    const result = await this.run(command, options);
+    await result.dispose();
+    await this.assertNothingLeft();
+    return result;
+  }
+
+  async assertNothingLeft(): Promise<void> {
+    const left: string[] = [];
+    const walk = async (dir: string) => {
+      for (const name of await readdir(dir)) {
+        const child = path.join(dir, name);
+        left.push(path.relative(this.sandboxTmp, child));
+        await walk(child).catch(() => undefined);
+      }
+    };
+    await walk(this.sandboxTmp);
+    // The per-user parent folder may stay (empty), like the overlay's; nothing below it.
+    assert.deepEqual(left.filter((entry) => entry.includes('/')), [], 'nothing of the run is left in the temp folder');
+  }
+
+  async cleanup(): Promise<void> {
+    await rm(this.base, { recursive: true, force: true });
+  }
+}
+
+/** Processes whose command line contains a marker, found through /proc (the test's own view). */
+export function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'Z') continue;
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(marker)) found.push(Number(name));
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+export function sorted(changes: SandboxResult['changes']): string[] {
+  return changes.map((change) => (change.kind === 'write' ? `write ${change.path} ${change.mode.toString(8)}` : `delete ${change.type} ${change.path}`)).sort();
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
