@@ -653,15 +653,18 @@ export class OverlayFs implements WorkspaceFs {
     await this.assertWritable(file);
     const previous = this.entries.get(file);
     const base = previous ? previous.base : await this.recordBase(file);
+    const keptMode = previous?.kind === 'written' ? previous.mode : base.exists ? base.mode : undefined;
+    const entryMode = mode ?? keptMode;
     const blob = String(++this.blobCount);
     try {
-      await writeFile(this.blobPath(blob), data, { mode: 0o600 });
+      // The blob has its file's mode (the overlay folder is private either way), so the sandbox can
+      // show it to a command through a hard link instead of a copy.
+      await writeFile(this.blobPath(blob), data, { mode: (entryMode ?? NEW_FILE_MODE) & 0o777 });
     } catch (error) {
       await unlink(this.blobPath(blob)).catch(() => undefined);
       throw new OverlayStorageError(file, 'store', codeOf(error));
     }
-    const keptMode = previous?.kind === 'written' ? previous.mode : base.exists ? base.mode : undefined;
-    const entry: WrittenEntry = { kind: 'written', base, blob, sha256: sha256(data), size: data.length, mtimeMs: Date.now(), mode: mode ?? keptMode };
+    const entry: WrittenEntry = { kind: 'written', base, blob, sha256: sha256(data), size: data.length, mtimeMs: Date.now(), mode: entryMode };
     this.entries.set(file, entry);
     if (previous?.kind === 'written') await unlink(this.blobPath(previous.blob)).catch(() => undefined);
   }
