@@ -144,7 +144,9 @@ async function check(input: CheckInput, file: string, entry: OverlayEntry, force
   const expect: FileExpectation = real && realHash ? { exists: true, sha256: realHash, size: real.size } : { exists: false };
   const ok = (done: boolean): Check => ({ ok: true, done, expect, seen: real, missingDirs });
   // Already as the speculation wants it (e.g. a re-run after a partial accept): nothing to write.
-  if (entry.kind === 'written' && realHash === entry.sha256 && real?.size === entry.size) return ok(true);
+  // The mode counts too: `chmod +x` alone changes no byte.
+  const sameMode = entry.kind === 'written' && (entry.mode === undefined || real?.mode === entry.mode);
+  if (entry.kind === 'written' && realHash === entry.sha256 && real?.size === entry.size && sameMode) return ok(true);
   if (entry.kind === 'deleted' && !real) return ok(true);
   if (force) return ok(false);
 
