@@ -26,6 +26,7 @@ import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type 
 import { isAtOrBelow, isBelow, kindOf, sha256, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
 import { ObservationLog, identityOf, type CurrentFile } from './overlay/observations';
 import { ReadWriteLock } from './overlay/readWriteLock';
+import type { SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
 import { OVERLAY_PARENT } from './overlay/recovery';
 
 export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict, type ConflictReason } from './overlay/applyOverlay';
@@ -41,6 +42,8 @@ const DEFAULT_SEARCH_LIMIT = 10_000;
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 /** Tries at creating the overlay folder while other overlays' cleanups remove the shared pid folder. */
 const CREATE_ATTEMPTS = 8;
+/** A real file whose change time is this close to a sandboxed command's start may have changed while it ran (coarse file-system clocks). */
+const SANDBOX_CLOCK_SLACK_MS = 100;
 
 export interface OverlayFsOptions {
   /** The real workspace; reads fall through to it and accept writes to its root. */
@@ -200,6 +203,93 @@ export class OverlayFs implements WorkspaceFs {
       this.assertUsable();
       return findConflicts({ root: this.root, fs: this.applyFs }, this.entries);
     });
+  }
+
+  // ---- the sandbox (SANDBOX.md) ------------------------------------------------------------------
+
+  /** What a sandboxed command must see of this speculation: the files it wrote (their blobs, to be linked) and what it deleted. */
+  async sandboxLayer(): Promise<SandboxLayer> {
+    return this.lock.shared(async () => {
+      this.assertUsable();
+      const files: { path: string; contentPath: string; mode: number }[] = [];
+      const deletedFiles: string[] = [];
+      for (const [file, entry] of this.entries) {
+        if (entry.kind === 'written') files.push({ path: file, contentPath: this.blobPath(entry.blob), mode: (entry.mode ?? NEW_FILE_MODE) & 0o777 });
+        else deletedFiles.push(file);
+      }
+      return { files, deletedFiles, deletedDirs: [...this.deletedDirs] };
+    });
+  }
+
+  /**
+   * Takes a sandboxed command's changes (deletions first, then writes) as ordinary overlay changes.
+   * Each path is held on accept against what the command found: the speculation's own earlier sight
+   * of it, else the real file — unless that changed after `startedAt` (for a file that was absent,
+   * its nearest folder), and then accept asks rather than overwrite. All or nothing: a path the
+   * overlay cannot place as itself is refused before anything changes; a storage failure undoes
+   * what this call did. Returns the paths changed.
+   */
+  async applySandboxChanges(changes: readonly SandboxChange[], startedAt: number): Promise<string[]> {
+    return this.lock.exclusive(async () => {
+      this.assertUsable();
+      for (const change of changes) {
+        if ((await this.resolve(change.path)) !== change.path) {
+          throw new PathOutsideWorkspaceError(change.path, 'was changed by the command through a symlink, which the speculation cannot carry over');
+        }
+      }
+      const savedEntries = new Map(this.entries);
+      const savedDirs = new Set(this.deletedDirs);
+      const firstBlob = this.blobCount + 1;
+      const retired: string[] = [];
+      const changed: string[] = [];
+      try {
+        for (const change of changes) {
+          // Before any stat of ours: that would record the file as it is now, not as the command found it.
+          if (change.kind === 'write' || change.type === 'file') await this.sawBeforeSandbox(change.path, startedAt);
+          const info = await this.statMerged(change.path);
+          if (change.kind === 'delete' && change.type === 'file') {
+            if (info?.type !== 'file') continue;
+            await this.deleteFileMerged(change.path, retired);
+          } else if (change.kind === 'delete') {
+            if (info?.type !== 'directory' || (await this.listMerged(change.path)).length > 0) continue;
+            this.deletedDirs.add(change.path);
+          } else {
+            await this.writeMerged(change.path, await readFile(change.contentPath), change.mode, retired);
+          }
+          changed.push(change.path);
+        }
+      } catch (error) {
+        this.entries.clear();
+        for (const [file, entry] of savedEntries) this.entries.set(file, entry);
+        this.deletedDirs.clear();
+        for (const dir of savedDirs) this.deletedDirs.add(dir);
+        for (let blob = firstBlob; blob <= this.blobCount; blob++) await unlink(this.blobPath(String(blob))).catch(() => undefined);
+        throw error instanceof OverlayStorageError ? error : new OverlayStorageError(changes[0]?.path ?? '', 'store', codeOf(error));
+      }
+      for (const blob of retired) await unlink(this.blobPath(blob)).catch(() => undefined);
+      this.emit(changed);
+      return changed;
+    });
+  }
+
+  /** Records what a sandboxed command found at a path it changed, as of its start (see applySandboxChanges). */
+  private async sawBeforeSandbox(file: string, startedAt: number): Promise<void> {
+    if (this.entries.has(file) || this.observations.knows(file)) return;
+    const since = startedAt - SANDBOX_CLOCK_SLACK_MS;
+    const real = await this.realStat(file);
+    if (real) {
+      if (real.ctimeMs >= since) this.observations.sawChanged(file);
+      else if (real.type === 'file') this.observations.sawStat(file, identityOf(real));
+      return;
+    }
+    // Absent now: absent at the start too, unless the nearest folder changed since (the user may have deleted it).
+    for (const dir of ancestorsOf(file).reverse().concat([''])) {
+      const folder = await this.realStat(dir);
+      if (!folder) continue;
+      if (folder.ctimeMs >= since || folder.mtimeMs >= since) this.observations.sawChanged(file);
+      else this.observations.sawMissing(file);
+      return;
+    }
   }
 
   // ---- WorkspaceFs --------------------------------------------------------------------------
@@ -648,8 +738,11 @@ export class OverlayFs implements WorkspaceFs {
     assertCreatableNames(file, firstNew);
   }
 
-  /** Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own). */
-  private async writeMerged(file: string, data: Uint8Array, mode: number | undefined): Promise<void> {
+  /**
+   * Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own).
+   * The replaced blob is removed, or handed to `retired` when the caller may still undo.
+   */
+  private async writeMerged(file: string, data: Uint8Array, mode: number | undefined, retired?: string[]): Promise<void> {
     await this.assertWritable(file);
     const previous = this.entries.get(file);
     const base = previous ? previous.base : await this.recordBase(file);
@@ -666,13 +759,18 @@ export class OverlayFs implements WorkspaceFs {
     }
     const entry: WrittenEntry = { kind: 'written', base, blob, sha256: sha256(data), size: data.length, mtimeMs: Date.now(), mode: entryMode };
     this.entries.set(file, entry);
-    if (previous?.kind === 'written') await unlink(this.blobPath(previous.blob)).catch(() => undefined);
+    if (previous?.kind === 'written') await this.retire(previous.blob, retired);
   }
 
-  private async deleteFileMerged(file: string): Promise<void> {
+  private async retire(blob: string, retired: string[] | undefined): Promise<void> {
+    if (retired) retired.push(blob);
+    else await unlink(this.blobPath(blob)).catch(() => undefined);
+  }
+
+  private async deleteFileMerged(file: string, retired?: string[]): Promise<void> {
     const previous = this.entries.get(file);
     const base = previous ? previous.base : await this.recordBase(file);
-    if (previous?.kind === 'written') await unlink(this.blobPath(previous.blob)).catch(() => undefined);
+    if (previous?.kind === 'written') await this.retire(previous.blob, retired);
     // A file the speculation created and deletes again leaves no trace.
     if (base.exists) this.entries.set(file, { kind: 'deleted', base });
     else this.entries.delete(file);

@@ -62,6 +62,14 @@ export class ObservationLog {
     if (!this.knows(file)) this.seen.set(file, { kind: 'absent' });
   }
 
+  /**
+   * Seen, but changed since (a sandboxed command found the file, then the user changed it while the
+   * command ran): no later state matches, so accept asks unless the file already holds the result.
+   */
+  sawChanged(file: string): void {
+    if (!this.knows(file)) this.seen.set(file, { kind: 'stat', stat: { size: -1, mtimeMs: -1, ctimeMs: -1, ino: -1, mode: 0 } });
+  }
+
   listed(dir: string, names: Iterable<string>): void {
     if (!this.listings.has(dir)) this.listings.set(dir, new Set(names));
   }
