@@ -157,7 +157,7 @@ async function measure(backend: Backend, root: string, tmpRoot: string, modelUrl
       tools,
       approvalMode: 'auto-edit',
       createOverlay: () => OverlayFs.create({ base: fs, tmpRoot }),
-      classifyShell: isShellCommandReadOnly,
+      classifyShell: (command, directory) => isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd: directory }),
       toolContext: { processRunner: new NodeProcessRunner(), todos: { items: [] } },
       onEvent: (event) => {
         if (event.type === 'tool_start') stalls.phase(event.record.name);

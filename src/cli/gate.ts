@@ -1,6 +1,7 @@
 // `gate`: the speculation tool gate's decision (allow / redirect / boundary) for tool calls.
 import { gateToolCall, type ApprovalMode } from '../core/followup/speculationToolGate';
 import { NodeWorkspaceFs } from '../core/fs/nodeWorkspaceFs';
+import { toAbsolute } from '../core/fs/paths';
 import { isShellCommandReadOnly } from '../core/shell';
 import { createToolRegistry } from '../core/tools';
 import { InputError, processJsonLines, requireString, type JsonLinesIo } from './jsonLines';
@@ -37,7 +38,10 @@ export async function runGate(io: JsonLinesIo): Promise<number> {
       approvalMode: mode as ApprovalMode,
       fs,
       overlayHasWrites: false,
-      classifyShell: isShellCommandReadOnly,
+      classifyShell: async (command, directory) => {
+        const cwd = directory ? toAbsolute(fs.root, await fs.resolve(directory)) : fs.root;
+        return isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd });
+      },
     });
     return { tool, decision: result.decision, reason: result.reason };
   });

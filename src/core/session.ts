@@ -42,7 +42,7 @@ export interface ChatSessionOptions {
   /** Ports for tools: fs is the real workspace; the session sets signals. */
   toolContext: ToolContext;
   prompter: ApprovalPrompter;
-  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
   clock?: FollowupClock;
   stats?: SpeculateStats;
@@ -113,7 +113,7 @@ export class ChatSession {
 
   constructor(private readonly options: ChatSessionOptions) {
     this.config = { ...options.config };
-    this.approvals = new ApprovalScheduler({ mode: this.config.approvalMode, isReadOnly: async (command) => (await options.classifyShell(command)).readOnly });
+    this.approvals = new ApprovalScheduler({ mode: this.config.approvalMode, isReadOnly: async (command, directory) => (await options.classifyShell(command, directory)).readOnly });
     this.conversation = this.createConversation();
     this.followup = new FollowupController(options.clock ?? systemClock, {
       onVisible: (text) => this.onSuggestionVisible(text),

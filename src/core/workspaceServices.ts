@@ -7,6 +7,7 @@ import { OverlayFs } from './followup/overlayFs';
 import type { SpeculationOverlay } from './followup/speculation';
 import { NodeWorkspaceFs } from './fs/nodeWorkspaceFs';
 import { NodeProcessRunner } from './process/nodeProcessRunner';
+import { toAbsolute } from './fs/paths';
 import { isShellCommandReadOnly } from './shell';
 import { createToolRegistry } from './tools';
 import type { ToolContext } from './tools/types';
@@ -16,7 +17,8 @@ export interface WorkspaceServices {
   tools: ToolRegistry;
   toolContext: ToolContext;
   systemPrompt: string;
-  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+  /** Whether `command`, run in `directory` (workspace-relative; default the root), is read-only. */
+  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
 }
 
@@ -40,7 +42,7 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
     tools: registry,
     toolContext,
     systemPrompt: buildSystemPrompt({ workspaceRoot: fs.root, platform: process.platform }),
-    classifyShell: isShellCommandReadOnly,
+    classifyShell: (command, directory) => classifyIn(fs, command, directory),
     createOverlay: () =>
       OverlayFs.create({
         base: fs,
@@ -49,4 +51,17 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
         ...(options.otherWorkspaces ? { avoidRoots: options.otherWorkspaces } : {}),
       }),
   };
+}
+
+/** The classifier for a command run in `directory`: a folder that cannot be placed inside the workspace is a refusal. */
+async function classifyIn(fs: NodeWorkspaceFs, command: string, directory: string | undefined): Promise<{ readOnly: boolean; reason: string }> {
+  let cwd = fs.root;
+  if (directory !== undefined && directory.trim() !== '') {
+    try {
+      cwd = toAbsolute(fs.root, await fs.resolve(directory));
+    } catch (error) {
+      return { readOnly: false, reason: `path: the directory ${directory} cannot be placed inside the workspace (${error instanceof Error ? error.message : String(error)})` };
+    }
+  }
+  return isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd });
 }

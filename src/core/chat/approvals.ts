@@ -31,7 +31,7 @@ export interface ApprovalPrompter {
 }
 
 /** Injected so core/chat does not depend on the shell parser (src/core/shell owns it). */
-export type IsReadOnlyCommand = (command: string) => Promise<boolean>;
+export type IsReadOnlyCommand = (command: string, directory?: string) => Promise<boolean>;
 
 export interface ApprovalSchedulerOptions {
   mode: ApprovalMode;
@@ -107,7 +107,8 @@ export class ApprovalScheduler {
 
   private async commandIsReadOnly(args: ToolArgs): Promise<boolean> {
     const command = typeof args.command === 'string' ? args.command : '';
-    return command !== '' && (await this.isReadOnly(command).catch(() => false));
+    const directory = typeof args.directory === 'string' ? args.directory : undefined;
+    return command !== '' && (await this.isReadOnly(command, directory).catch(() => false));
   }
 
   /** Records an "allow always" answer: later calls with the same grant key run without asking. */

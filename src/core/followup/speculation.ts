@@ -77,7 +77,7 @@ export interface SpeculationOptions {
   tools: { get(name: string): Tool | undefined };
   approvalMode: ApprovalMode;
   createOverlay: () => Promise<SpeculationOverlay>;
-  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   /** Ports for tools (process runner, lsp, shell env); fs and signal are the engine's. */
   toolContext?: Omit<ToolContext, 'fs' | 'signal'>;
   maxTurns?: number;

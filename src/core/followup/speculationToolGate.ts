@@ -28,8 +28,8 @@ export interface GateContext {
   fs: WorkspaceFs;
   /** True once the overlay holds writes that a shell command, reading the real disk, would not see. */
   overlayHasWrites: boolean;
-  /** The read-only shell classifier (src/core/shell). */
-  classifyShell: (command: string) => Promise<{ readOnly: boolean; reason: string }>;
+  /** The read-only shell classifier (src/core/shell), for a command run in `directory` (workspace-relative). */
+  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
 }
 
 function boundary(type: BoundaryType, tool: string, detail: string): GateDecision {
@@ -94,7 +94,7 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
       }
       let verdict: { readOnly: boolean; reason: string };
       try {
-        verdict = await context.classifyShell(command);
+        verdict = await context.classifyShell(command, typeof args.directory === 'string' ? args.directory : undefined);
       } catch (error) {
         verdict = { readOnly: false, reason: `classifier failed: ${error instanceof Error ? error.message : String(error)}` };
       }
