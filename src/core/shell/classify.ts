@@ -8,9 +8,9 @@ import { classifyArgv } from './commands';
 import { findHazard } from './hazards';
 import { loadShellParser, type ShellParser } from './parser';
 import type { CommandContext, ShellWorkspace } from './ruleTypes';
-import type { ParsedScript } from './syntaxTree';
+import type { ParsedScript, SyntaxNode } from './syntaxTree';
 import { refuse, type ShellVerdict } from './verdict';
-import { walkScript } from './walker';
+import { argumentSubstitutions, walkScript } from './walker';
 
 /** Longer commands are refused rather than parsed (they are not inspection commands). */
 const MAX_COMMAND_LENGTH = 64 * 1024;
@@ -38,7 +38,8 @@ function workspaceOf(context: ShellCheckContext): ShellWorkspace | ShellVerdict 
   if (cwd !== root && !cwd.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) {
     return refuse('input', 'the working directory is outside the workspace');
   }
-  return { root, cwd, searchPath: safeSearchPath(context.pathValue ?? process.env.PATH, [root]).join(path.delimiter) };
+  const searchPath = safeSearchPath(context.pathValue ?? process.env.PATH, [root]).join(path.delimiter);
+  return { root, cwd, searchPath, cwds: [cwd], checkedVariables: new Map() };
 }
 
 /**
@@ -74,7 +75,7 @@ function checkScript(parser: ShellParser, workspace: ShellWorkspace, source: str
 /** Checks an already parsed script (exported so tests can feed hand-made trees). */
 export function checkParsedScript(script: ParsedScript, parser: ShellParser, workspace: ShellWorkspace, depth = 0): ShellVerdict {
   if (script.hasError) return refuse('parse', 'the command has a syntax error');
-  const hazard = findHazard(script);
+  const hazard = findHazard(script, commandArgumentSubstitutions(script.root));
   if (!hazard.readOnly) return hazard;
   return walkScript(script, contextAt(parser, workspace, depth));
 }
@@ -86,6 +87,20 @@ function contextAt(parser: ShellParser, workspace: ShellWorkspace, depth: number
     checkArgv: (argv, innerDepth) => classifyArgv(argv, contextAt(parser, workspace, innerDepth)),
     checkScript: (source, innerDepth) => checkScript(parser, workspace, source, innerDepth),
   };
+}
+
+/** The $(…) substitutions in the arguments of simple commands (the walker checks their scripts). */
+function commandArgumentSubstitutions(root: SyntaxNode): Set<SyntaxNode> {
+  const found = new Set<SyntaxNode>();
+  const pending = [root];
+  while (pending.length > 0) {
+    const node = pending.pop() as SyntaxNode;
+    if (node.type === 'command') {
+      for (const child of node.children) if (child.field === 'argument') for (const substitution of argumentSubstitutions(child)) found.add(substitution);
+    }
+    pending.push(...node.children);
+  }
+  return found;
 }
 
 function describeError(error: unknown): string {

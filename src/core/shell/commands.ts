@@ -1,11 +1,14 @@
 // The allow-list of commands: every command name that may run during speculation, with the rule
 // for its arguments. Names not listed are refused, with a specific reason for well-known ones.
+import * as archives from './archives';
 import { awk } from './awk';
 import { git } from './git';
 import type { CommandContext, CommandRule } from './ruleTypes';
 import { sed } from './sed';
 import * as tools from './toolRules';
-import { refuse, type ShellVerdict } from './verdict';
+import { fileWords, followsEverySymlink } from './fileOperands';
+import { OK, refuse, type ShellVerdict } from './verdict';
+import { checkPathArg } from './workspacePaths';
 import { REDIRECTED, redirectedCommand, VERSION_FLAGS, versionCommand } from './versionCommands';
 import * as wrappers from './wrappers';
 import type { Arg } from './words';
@@ -56,6 +59,9 @@ const RULES = new Map<string, CommandRule>([
   ['bash', wrappers.shell],
   ['sh', wrappers.shell],
   ['dash', wrappers.shell],
+  ['tar', archives.tar],
+  ['unzip', archives.unzip],
+  ['zipinfo', archives.unzip],
   ['base64', tools.base64],
   ['base32', tools.base32],
   ['ps', tools.ps],
@@ -70,7 +76,7 @@ const RULES = new Map<string, CommandRule>([
 const REFUSAL_REASONS: ReadonlyArray<[code: string, why: string, names: readonly string[]]> = [
   ['command', 'writes or deletes files', [
     'rm', 'rmdir', 'mv', 'cp', 'mkdir', 'touch', 'chmod', 'chown', 'chgrp', 'ln', 'truncate', 'install',
-    'shred', 'unlink', 'patch', 'split', 'csplit', 'mktemp', 'mkfifo', 'mknod', 'tar', 'zip', 'unzip',
+    'shred', 'unlink', 'patch', 'split', 'csplit', 'mktemp', 'mkfifo', 'mknod', 'zip',
     'gzip', 'gunzip', 'bzip2', 'xz', 'sponge',
   ]],
   ['command', 'uses the network', ['curl', 'wget', 'ssh', 'scp', 'sftp', 'ftp', 'nc', 'ncat', 'telnet', 'rsync', 'ping', 'dig', 'nslookup', 'http']],
@@ -104,7 +110,21 @@ export function classifyArgv(argv: readonly Arg[], context: CommandContext): She
   if (typeof resolved !== 'string') return resolved;
   const rule = RULES.get(resolved);
   if (!rule) return REFUSALS.get(resolved) ?? refuse('command', `${resolved} is not a known read-only command`);
-  return rule(argv.slice(1), context, resolved);
+  const args = argv.slice(1);
+  const verdict = rule(args, context, resolved);
+  if (!verdict.readOnly) return verdict;
+  return readsInsideWorkspace(resolved, args, context);
+}
+
+/** The files and folders the command reads, all inside the workspace (workspacePaths.ts). */
+function readsInsideWorkspace(name: string, args: readonly Arg[], context: CommandContext): ShellVerdict {
+  const follows = followsEverySymlink(name, args);
+  if (follows) return refuse('path', `${follows}, which may lead outside the workspace`);
+  for (const word of fileWords(name, args)) {
+    const verdict = checkPathArg(word, context.workspace);
+    if (!verdict.readOnly) return verdict;
+  }
+  return OK;
 }
 
 /** The program a command word runs, or a refusal when that cannot be known for sure. */

@@ -27,12 +27,20 @@ const CONSTANT_ARITHMETIC = new Set(['binary_expression', 'unary_expression', 'p
 /** The characters constant arithmetic is written with (digits, hex, base#, operators). */
 const ARITHMETIC_TEXT = /^\$(?:\(\([\s0-9a-fA-FxX#+\-*/%<>=!&|^~?:(),]*\)\)|\[[\s0-9a-fA-FxX#+\-*/%<>=!&|^~?:(),]*\])$/;
 
-export function findHazard(script: ParsedScript): ShellVerdict {
+/**
+ * `checkedSubstitutions`: the $(…) of command arguments, whose scripts the walker checks as
+ * commands of their own; they are skipped here (their text included).
+ */
+export function findHazard(script: ParsedScript, checkedSubstitutions: ReadonlySet<SyntaxNode> = new Set()): ShellVerdict {
   const opaque: Array<[number, number]> = [];
   const arithmeticStarts = new Set<number>();
   const pending: Array<[SyntaxNode, boolean]> = [[script.root, false]];
   while (pending.length > 0) {
     const [node, quoted] = pending.pop() as [SyntaxNode, boolean];
+    if (checkedSubstitutions.has(node)) {
+      opaque.push([node.start, node.end]);
+      continue;
+    }
     const verdict = nodeHazard(script, node);
     if (!verdict.readOnly) return verdict;
     if (node.type === 'arithmetic_expansion') arithmeticStarts.add(node.start);

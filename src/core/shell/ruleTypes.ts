@@ -11,6 +11,16 @@ export interface ShellWorkspace {
   cwd: string;
   /** The PATH the command runs with when it runs without approval (no workspace entries). */
   searchPath: string;
+  /**
+   * Every folder the command may be in at some point (cwd, and each folder a `cd` of the script
+   * leads to): paths are checked from all of them. Grows while the script is walked.
+   */
+  cwds: string[];
+  /**
+   * Loop variables whose every value was checked as a path ("$f" in `for f in *.ts`), with the
+   * folders `cwds` held then: after a later cd the values are no longer checked from there.
+   */
+  checkedVariables: Map<string, string>;
 }
 
 export interface CommandContext {

@@ -3,8 +3,9 @@
 import { scanOptions } from './options';
 import type { CommandRule } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
+import { checkPathArg } from './workspacePaths';
 
-export const sed: CommandRule = (args, _context, name) => {
+export const sed: CommandRule = (args, context, name) => {
   const result = scanOptions(name, args, {
     shortWithValue: 'elf',
     longWithValue: ['expression', 'line-length', 'file'],
@@ -22,7 +23,14 @@ export const sed: CommandRule = (args, _context, name) => {
   if (scripts.length === 0 || scripts.some((script) => !script || script.kind !== 'literal')) {
     return refuse('argument', 'sed: the script is missing or only known at run time');
   }
-  return checkSedScript(scripts.map((script) => script?.value ?? '').join('\n'));
+  const reads: string[] = [];
+  const verdict = checkSedScript(scripts.map((script) => script?.value ?? '').join('\n'), reads);
+  if (!verdict.readOnly) return verdict;
+  for (const file of reads) {
+    const placed = checkPathArg({ value: file, kind: 'literal', mayBeOption: false }, context.workspace);
+    if (!placed.readOnly) return refuse('path', `sed r ${file}: ${placed.reason.replace(/^path: /, '')}`);
+  }
+  return OK;
 };
 
 const SIMPLE_COMMANDS = new Set(['=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F']);
@@ -33,7 +41,7 @@ const S_FLAGS = new Set(['g', 'p', 'i', 'I', 'm', 'M', '0', '1', '2', '3', '4', 
  * Walks a sed script. Where GNU and BSD sed differ (labels may or may not end at ";"), the
  * shorter reading is taken so that nothing that might be a command is skipped as text.
  */
-export function checkSedScript(script: string): ShellVerdict {
+export function checkSedScript(script: string, reads: string[] = []): ShellVerdict {
   const s = script;
   let i = 0;
   const skipBlanks = () => {
@@ -118,8 +126,11 @@ export function checkSedScript(script: string): ShellVerdict {
       continue;
     }
     if (command === 'a' || command === 'i' || command === 'c' || command === 'r' || command === 'R') {
-      // Text or a file name runs to the end of the line in every sed.
+      // Text or a file name runs to the end of the line in every sed; r and R read that file.
+      skipBlanks();
+      const start = i;
       toEndOfLine();
+      if (command === 'r' || command === 'R') reads.push(s.slice(start, i));
       continue;
     }
     if (command === 's' || command === 'y') {

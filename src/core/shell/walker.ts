@@ -9,6 +9,7 @@ import { textOf } from './syntaxTree';
 import { checkTestCommand } from './testCommand';
 import { OK, refuse, type ShellVerdict } from './verdict';
 import { evaluateWord, type Arg } from './words';
+import { changeDirectory, checkPathArg } from './workspacePaths';
 
 /** Output redirections; all of them create or change a file unless it is /dev/null. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|']);
@@ -19,16 +20,32 @@ export function walkScript(script: ParsedScript, context: CommandContext): Shell
   return new Walker(script, context).statement(script.root);
 }
 
+/** Statements that may run more than once: a cd in them changes where earlier ones run too. */
+const LOOPS = new Set(['while_statement', 'for_statement', 'c_style_for_statement']);
+
 class Walker {
+  private loops = 0;
+
   constructor(
     private readonly script: ParsedScript,
     private readonly context: CommandContext,
   ) {}
 
   statement(node: SyntaxNode): ShellVerdict {
+    if (!LOOPS.has(node.type)) return this.statementOnce(node);
+    this.loops++;
+    try {
+      return this.statementOnce(node);
+    } finally {
+      this.loops--;
+    }
+  }
+
+  private statementOnce(node: SyntaxNode): ShellVerdict {
     switch (node.type) {
-      case 'program':
       case 'list':
+        return this.list(node);
+      case 'program':
       case 'pipeline':
       case 'subshell':
       case 'negated_command':
@@ -74,6 +91,35 @@ class Walker {
     }
   }
 
+  /**
+   * `cd DIR && rest`: rest runs only once cd got there, so it is checked from DIR alone; after the
+   * list the shell may be in either folder.
+   */
+  private list(node: SyntaxNode): ShellVerdict {
+    const [left, operator, right] = node.children;
+    const leftIsCd = left?.type === 'command' && operator?.type === '&&' && right !== undefined && this.commandName(left) === 'cd';
+    if (!leftIsCd) return this.statements(node);
+    const workspace = this.context.workspace;
+    const before = [...workspace.cwds];
+    const verdict = this.statement(left);
+    if (!verdict.readOnly) return verdict;
+    const reached = workspace.cwds.slice(before.length);
+    if (reached.length === 0) return this.statements({ ...node, children: [right] });
+    workspace.cwds.splice(0, workspace.cwds.length, ...reached);
+    try {
+      return this.statement(right);
+    } finally {
+      for (const folder of before) if (!workspace.cwds.includes(folder)) workspace.cwds.push(folder);
+    }
+  }
+
+  private commandName(node: SyntaxNode): string | undefined {
+    const name = node.children.find((child) => child.type === 'command_name');
+    const word = name?.children.find((part) => part.named);
+    const arg = word && evaluateWord(this.script, word);
+    return arg?.kind === 'literal' ? arg.value : undefined;
+  }
+
   /** Checks the named children of a container statement; `skip` marks words that are no statement. */
   private statements(node: SyntaxNode, skip?: (child: SyntaxNode) => boolean): ShellVerdict {
     for (const child of node.children) {
@@ -117,6 +163,15 @@ class Walker {
     if (!/^[a-z_][a-z0-9_]*$/.test(name) || name.endsWith('_proxy')) {
       return refuse('assignment', `the loop variable ${name || '?'} may be an exported environment variable; use a lower-case name`);
     }
+    // "$name" in the body is one of the values: a path inside the workspace when all of them are.
+    const values = node.children.filter((child) => child.field === 'value');
+    const workspace = this.context.workspace;
+    workspace.checkedVariables.delete(name);
+    const checked = values.every((value) => {
+      const arg = evaluateWord(this.script, value);
+      return arg !== undefined && arg.kind !== 'dynamic' && checkPathArg(arg, workspace).readOnly;
+    });
+    if (checked && values.length > 0) workspace.checkedVariables.set(name, workspace.cwds.join('\u0000'));
     return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');
   }
 
@@ -177,7 +232,7 @@ class Walker {
     if (!arg) return refuse('redirect', 'an input redirection without a file');
     if (arg.kind !== 'literal') return refuse('redirect', 'input from a name only known at run time may open a network connection');
     if (/^\/dev\/(?:tcp|udp)\//.test(arg.value)) return refuse('redirect', 'bash opens /dev/tcp and /dev/udp as network connections');
-    return OK;
+    return checkPathArg(arg, this.context.workspace);
   }
 
   private isHarmlessTarget(target: SyntaxNode): boolean {
@@ -230,6 +285,10 @@ class Walker {
       }
       const arg = word && evaluateWord(this.script, word);
       if (!arg) return refuse('syntax', `unsupported word in a command (${word?.type ?? 'empty'})`);
+      if (child.type !== 'command_name') {
+        const inner = this.substitutions(child);
+        if (!inner.readOnly) return inner;
+      }
       if (child.type === 'command_name') {
         if (hasName) return refuse('syntax', 'a command with two names');
         hasName = true;
@@ -239,7 +298,45 @@ class Walker {
       }
     }
     if (!hasName) return refuse('assignment', 'setting a shell variable only matters to later commands, so it changes the session');
+    if (argv[0].kind === 'literal' && argv[0].value === 'cd') return this.changeDirectory(argv.slice(1));
     return this.context.checkArgv(argv, this.context.depth);
+  }
+
+  /**
+   * $(…) in an argument runs its script first: fine when that script is read-only (checked like a
+   * command of its own, one level deeper); the word it produces is then only known at run time.
+   */
+  private substitutions(word: SyntaxNode): ShellVerdict {
+    for (const substitution of argumentSubstitutions(word)) {
+      const open = substitution.children[0];
+      const close = substitution.children[substitution.children.length - 1];
+      const verdict = this.context.checkScript(this.script.source.slice(open.end, close.start), this.context.depth + 1);
+      if (!verdict.readOnly) return verdict;
+    }
+    return OK;
+  }
+
+  /**
+   * cd DIR changes where the rest of the script runs: DIR must be written out and lead inside the
+   * workspace, and every folder it may lead to joins the ones later paths are checked from. In a
+   * loop a cd would also move the statements before it (on the next round), so it is refused there.
+   */
+  private changeDirectory(args: Arg[]): ShellVerdict {
+    const operands = args.filter((arg, index) => !(arg.kind === 'literal' && ['-L', '-P', '-e', '--'].includes(arg.value) && index < args.length - 1));
+    if (this.loops > 0) return refuse('session', 'cd inside a loop changes where the loop\'s other commands run');
+    const target = operands[0];
+    if (operands.length !== 1 || !target) return refuse('session', 'cd without a folder goes to the home folder, outside the workspace');
+    if (target.kind !== 'literal') return refuse('session', 'cd to a folder only known at run time may leave the workspace');
+    if (target.value === '-' || target.value.startsWith('-')) return refuse('session', `cd ${target.value} goes to a folder this check cannot know`);
+    const workspace = this.context.workspace;
+    const reached: string[] = [];
+    for (const cwd of workspace.cwds) {
+      const result = changeDirectory(target.value, cwd, workspace);
+      if (!Array.isArray(result)) return result.reason.startsWith('path:') ? refuse('session', `cd ${result.reason.slice('path: '.length)}`) : result;
+      reached.push(...result);
+    }
+    for (const folder of reached) if (!workspace.cwds.includes(folder)) workspace.cwds.push(folder);
+    return OK;
   }
 
   /** FOO=bar cmd: allowed only for variables that change formatting (LC_ALL=C sort). */
@@ -251,6 +348,13 @@ class Walker {
     if (nameText && arg?.kind === 'literal' && isHarmlessAssignment(nameText, arg.value)) return OK;
     return refuse('assignment', `${nameText || 'a variable'}=… in front of a command can change what the command runs`);
   }
+}
+
+/** The $(…) substitutions a word is made of (through quotes and concatenation, not inside ${…}). */
+export function argumentSubstitutions(word: SyntaxNode): SyntaxNode[] {
+  if (word.type === 'command_substitution') return word.children[0]?.type === '$(' ? [word] : [];
+  if (word.type !== 'string' && word.type !== 'concatenation') return [];
+  return word.children.flatMap(argumentSubstitutions);
 }
 
 function isPlainNumber(script: ParsedScript, node: SyntaxNode): boolean {

@@ -12,6 +12,8 @@ export interface Arg {
   kind: ArgKind;
   /** True when the expanded word may start with "-", i.e. may be taken as an option. */
   mayBeOption: boolean;
+  /** For a word that is exactly "$name" (quoted, so neither split nor globbed): the name. */
+  boundTo?: string;
 }
 
 /** One run of characters in a word: quoted text is never globbed, dynamic parts are unknown. */
@@ -25,7 +27,16 @@ export const UNKNOWN_ARG: Arg = Object.freeze({ value: '…', kind: 'dynamic', m
 /** Evaluates a word-like node; undefined means "not a word this classifier understands". */
 export function evaluateWord(script: ParsedScript, node: SyntaxNode): Arg | undefined {
   const segments = segmentsOf(script, node);
-  return segments && argFromSegments(segments);
+  const arg = segments && argFromSegments(segments);
+  const variable = arg && quotedVariable(script, node);
+  return variable ? { ...arg, boundTo: variable } : arg;
+}
+
+/** "$name" or "${name}" as the whole word. */
+function quotedVariable(script: ParsedScript, node: SyntaxNode): string | undefined {
+  if (node.type !== 'string') return undefined;
+  const match = /^"\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"$/.exec(textOf(script, node));
+  return match ? (match[1] ?? match[2]) : undefined;
 }
 
 function segmentsOf(script: ParsedScript, node: SyntaxNode): Segment[] | undefined {
@@ -63,6 +74,7 @@ function segmentsOf(script: ParsedScript, node: SyntaxNode): Segment[] | undefin
     case 'simple_expansion':
     case 'expansion':
     case 'arithmetic_expansion':
+    case 'command_substitution':
       return [DYNAMIC];
     default:
       return undefined;
@@ -97,7 +109,7 @@ function doubleQuoted(script: ParsedScript, node: SyntaxNode): Segment[] | undef
     if (!child.named) continue; // the quote marks
     if (child.type === 'string_content') {
       segments.push({ text: unescapeDoubleQuoted(textOf(script, child)), quoted: true });
-    } else if (child.type === 'simple_expansion' || child.type === 'expansion' || child.type === 'arithmetic_expansion') {
+    } else if (child.type === 'simple_expansion' || child.type === 'expansion' || child.type === 'arithmetic_expansion' || child.type === 'command_substitution') {
       segments.push(DYNAMIC);
     } else {
       return undefined;

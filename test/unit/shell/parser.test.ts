@@ -100,7 +100,7 @@ describe('shell classifier: unknown node types', () => {
     type, named: true, field, start: 0, end: 2, children,
   });
   const script = (root: SyntaxNode): ParsedScript => ({ source: 'ls', root, hasError: false });
-  const WORKSPACE = { root: process.cwd(), cwd: process.cwd(), searchPath: '/usr/bin:/bin' };
+  const WORKSPACE = { root: process.cwd(), cwd: process.cwd(), searchPath: '/usr/bin:/bin', cwds: [process.cwd()], checkedVariables: new Map<string, string>() };
 
   it('refuses a statement type the grammar did not have', async () => {
     const parser = await loadShellParser();

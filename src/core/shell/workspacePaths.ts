@@ -1,0 +1,152 @@
+// Unattended reads stay inside the workspace: a word a command reads as a file or folder must
+// resolve inside it from every folder the command may be in, through `..`, absolute paths and
+// symlinks alike (read_file's rule). Globs are expanded the way bash would; words only known at
+// run time cannot be placed, so in a file position they make the command not read-only.
+import { readdirSync, realpathSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ShellWorkspace } from './ruleTypes';
+import { OK, refuse, type ShellVerdict } from './verdict';
+import type { Arg } from './words';
+
+/** Devices that name no file of anybody's: reading them reveals nothing. */
+const HARMLESS_DEVICES = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom', '-']);
+/** A glob that would make the check list more than this is refused rather than followed. */
+const MAX_GLOB_ENTRIES = 5000;
+
+function isWithin(root: string, candidate: string): boolean {
+  return candidate === root || candidate.startsWith(root.endsWith('/') ? root : `${root}/`);
+}
+
+const outside = (word: string, how: string) => refuse('path', `${word} ${how}; unattended commands read only inside the workspace`);
+
+/** One literal path, from one working directory. */
+function checkLiteral(word: string, cwd: string, workspace: ShellWorkspace): ShellVerdict {
+  if (HARMLESS_DEVICES.has(word)) return OK;
+  if (word.startsWith('~')) return outside(word, 'is in a home folder');
+  const joined = word.startsWith('/') ? word : `${cwd}/${word}`;
+  if (!isWithin(workspace.root, path.resolve(joined))) return outside(word, 'resolves outside the workspace');
+  let real: string;
+  try {
+    // The kernel's reading: `link/..` is the parent of wherever link points (path.resolve would
+    // cancel the two lexically).
+    real = realpathSync.native(joined);
+  } catch {
+    return OK; // nothing there to read (or nothing the command could open either)
+  }
+  return isWithin(workspace.root, real) ? OK : outside(word, 'leads outside the workspace through a symlink');
+}
+
+/** {a,b} alternatives, unnested (nested or unbalanced braces are refused by the caller). */
+function expandBraces(word: string): string[] | undefined {
+  const open = word.indexOf('{');
+  if (open < 0) return [word];
+  const close = word.indexOf('}', open);
+  if (close < 0) return [word];
+  const inner = word.slice(open + 1, close);
+  if (inner.includes('{')) return undefined;
+  const parts = inner.includes(',') ? inner.split(',') : inner.includes('..') ? undefined : [`{${inner}}`];
+  if (!parts) return undefined; // {1..9}: a sequence; not worth expanding
+  const out: string[] = [];
+  for (const part of parts) {
+    const rest = expandBraces(word.slice(close + 1));
+    if (!rest) return undefined;
+    for (const tail of rest) out.push(word.slice(0, open) + part + tail);
+  }
+  return out;
+}
+
+function globToRegExp(component: string): RegExp {
+  let source = '';
+  for (let i = 0; i < component.length; i++) {
+    const ch = component[i];
+    if (ch === '*') source += '.*';
+    else if (ch === '?') source += '.';
+    else if (ch === '[') {
+      const end = component.indexOf(']', i + 2);
+      if (end < 0) source += '\\[';
+      else {
+        source += `[${component.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+        i = end;
+      }
+    } else source += ch.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${source}$`, 's');
+}
+
+/**
+ * The paths a glob may expand to (over-matching: quoted glob characters count as globs too), or
+ * undefined when there are too many to check.
+ */
+function expandGlob(pattern: string, cwd: string): string[] | undefined {
+  const absolute = pattern.startsWith('/');
+  const components = pattern.split('/').filter((part, index) => part !== '' || index === 0);
+  let current = [absolute ? '' : '.'];
+  let listed = 0;
+  for (const component of components.slice(absolute ? 1 : 0)) {
+    if (!/[*?[]/.test(component)) {
+      current = current.map((base) => `${base}/${component}`);
+      continue;
+    }
+    const matcher = globToRegExp(component);
+    const next: string[] = [];
+    for (const base of current) {
+      let names: string[];
+      try {
+        names = readdirSync(absolute ? base || '/' : path.join(cwd, base));
+      } catch {
+        continue;
+      }
+      listed += names.length;
+      if (listed > MAX_GLOB_ENTRIES) return undefined;
+      for (const name of names) if (matcher.test(name)) next.push(`${base}/${name}`);
+    }
+    current = next;
+  }
+  return current.map((entry) => (absolute ? entry : entry.replace(/^\.\//, '')));
+}
+
+/** Every folder the command may be in when it reads `arg` must see it inside the workspace. */
+export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict {
+  if (arg.kind === 'dynamic') {
+    if (arg.boundTo !== undefined && workspace.checkedVariables.get(arg.boundTo) === workspace.cwds.join('\u0000')) return OK;
+    const shown = arg.value.trim() === '' ? 'an argument' : `${arg.value} (known only at run time)`;
+    return refuse('path', `${shown} names a file only known at run time, which may lead outside the workspace`);
+  }
+  for (const cwd of workspace.cwds) {
+    if (arg.kind === 'literal') {
+      const verdict = checkLiteral(arg.value, cwd, workspace);
+      if (!verdict.readOnly) return verdict;
+      continue;
+    }
+    const alternatives = expandBraces(arg.value);
+    if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
+    for (const alternative of alternatives) {
+      const literal = checkLiteral(alternative.replace(/[*?[].*$/, ''), cwd, workspace);
+      if (!literal.readOnly) return literal;
+      const matches = expandGlob(alternative, cwd);
+      if (!matches) return refuse('path', `${arg.value} matches too many files to check`);
+      for (const match of matches) {
+        const verdict = checkLiteral(match, cwd, workspace);
+        if (!verdict.readOnly) return refuse('path', `${arg.value} matches ${match}, which ${verdict.reason.replace(/^path: \S+ /, '')}`);
+      }
+    }
+  }
+  return OK;
+}
+
+/**
+ * The folders `cd target` may lead to from `cwd`: bash's logical reading (the path with `..`
+ * cancelled, which later `cd ..` build on) and the physical one (where files are then opened),
+ * both inside the workspace; or a refusal.
+ */
+export function changeDirectory(target: string, cwd: string, workspace: ShellWorkspace): string[] | ShellVerdict {
+  const verdict = checkLiteral(target, cwd, workspace);
+  if (!verdict.readOnly) return verdict;
+  const joined = target.startsWith('/') ? target : `${cwd}/${target}`;
+  try {
+    const physical = realpathSync.native(joined);
+    return [...new Set([path.resolve(joined), physical])];
+  } catch {
+    return []; // cd fails and the shell stays where it was
+  }
+}
