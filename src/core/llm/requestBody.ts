@@ -1,7 +1,10 @@
 // Builds the JSON body of a streamed /chat/completions request from a ChatRequest: our stored
-// messages are copied (never mutated), provider extras (cache marks, thinking switch) added here.
+// messages are copied (never mutated), provider extras (cache marks, thinking switch, usage,
+// reasoning sent back) added here as the request shape says.
 import type { ChatMessage, ToolDefinition } from '../messages';
 import type { ChatRequest } from './llmClient';
+import { THINKING_SWITCHES } from './providerProfile';
+import type { RequestShape, SentOptional } from './requestShape';
 
 export type PrefixCaching = 'none' | 'dashscope';
 
@@ -26,12 +29,14 @@ export interface WireAssistantMessage {
   role: 'assistant';
   content: string | TextPart[] | null;
   tool_calls?: WireToolCall[];
+  reasoning_content?: string;
 }
 
 export interface WireToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  extra_content?: Record<string, unknown>;
 }
 
 export type WireTool = ToolDefinition & { cache_control?: CacheControl };
@@ -40,7 +45,7 @@ export interface ChatCompletionBody {
   model: string;
   messages: WireMessage[];
   stream: true;
-  stream_options: { include_usage: true };
+  stream_options?: { include_usage: true };
   tools?: WireTool[];
   temperature?: number;
   /** Provider-specific fields (the thinking switch); they are not part of the prompt. */
@@ -49,30 +54,42 @@ export interface ChatCompletionBody {
 
 export interface BodyOptions {
   prefixCaching: PrefixCaching;
-  /** Extra body fields that switch reasoning off, sent when request.thinking === false. */
-  thinkingOffFields: Record<string, unknown>;
+  shape: RequestShape;
 }
+
+/** Everything a plain OpenAI server accepts: the shape of a request with no extras. */
+export const PLAIN_SHAPE: RequestShape = { usageInStream: true, thinkingSwitch: null, passReasoning: false, passToolExtras: false };
 
 const EPHEMERAL: CacheControl = { type: 'ephemeral' };
 
-export function buildChatCompletionBody(request: ChatRequest, options: BodyOptions): ChatCompletionBody {
-  const messages = request.messages.map(toWire);
-  const tools: WireTool[] | undefined = request.tools && request.tools.length > 0 ? request.tools.map((t) => structuredClone(t)) : undefined;
-  if (options.prefixCaching === 'dashscope') addDashScopeCacheMarks(messages, tools);
-  const body: ChatCompletionBody = {
-    model: request.model,
-    messages,
-    stream: true,
-    // Without this the final usage chunk (and with it cached_tokens) never arrives.
-    stream_options: { include_usage: true },
-  };
-  if (tools) body.tools = tools;
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  if (request.thinking === false) Object.assign(body, structuredClone(options.thinkingOffFields));
-  return body;
+export interface BuiltBody {
+  body: ChatCompletionBody;
+  /** Which optional fields went on the wire (a refusal can only be about these). */
+  sent: SentOptional;
 }
 
-function toWire(message: ChatMessage): WireMessage {
+export function buildChatCompletionBody(request: ChatRequest, options: BodyOptions): BuiltBody {
+  const { shape } = options;
+  const sent: SentOptional = { usage: false, thinkingSwitch: null, reasoning: false, toolExtras: false, couldSendReasoning: false };
+  const messages = request.messages.map((message) => toWire(message, shape, sent));
+  const tools: WireTool[] | undefined = request.tools && request.tools.length > 0 ? request.tools.map((t) => structuredClone(t)) : undefined;
+  if (options.prefixCaching === 'dashscope') addDashScopeCacheMarks(messages, tools);
+  const body: ChatCompletionBody = { model: request.model, messages, stream: true };
+  // Without this most servers send no final usage chunk (and with it no cached_tokens).
+  if (shape.usageInStream) {
+    body.stream_options = { include_usage: true };
+    sent.usage = true;
+  }
+  if (tools) body.tools = tools;
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.thinking === false && shape.thinkingSwitch) {
+    Object.assign(body, structuredClone(THINKING_SWITCHES[shape.thinkingSwitch]));
+    sent.thinkingSwitch = shape.thinkingSwitch;
+  }
+  return { body, sent };
+}
+
+function toWire(message: ChatMessage, shape: RequestShape, sent: SentOptional): WireMessage {
   switch (message.role) {
     case 'system':
     case 'user':
@@ -83,10 +100,39 @@ function toWire(message: ChatMessage): WireMessage {
       const wire: WireAssistantMessage = { role: 'assistant', content: message.content };
       // Several servers reject an empty tool_calls array, so it is left out rather than sent empty.
       if (message.tool_calls && message.tool_calls.length > 0) {
-        wire.tool_calls = message.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } }));
+        sent.couldSendReasoning = true;
+        wire.tool_calls = message.tool_calls.map((c) => {
+          const call: WireToolCall = { id: c.id, type: 'function', function: { name: c.function.name, arguments: wireArguments(c.function.arguments) } };
+          if (shape.passToolExtras && c.extra_content) {
+            call.extra_content = structuredClone(c.extra_content);
+            sent.toolExtras = true;
+          }
+          return call;
+        });
+      }
+      // DeepSeek and Kimi want it on every assistant message once tools were called; "" is what
+      // they accept where the model produced none.
+      if (shape.passReasoning) {
+        wire.reasoning_content = message.reasoning_content ?? '';
+        sent.reasoning = true;
       }
       return wire;
     }
+  }
+}
+
+/**
+ * What a tool call's arguments go back as. A cut-off or empty string stays in our history (the
+ * tool result quotes it for the model), but vLLM, llama.cpp and Ollama refuse every later request
+ * that carries it, so the wire gets `{}` instead.
+ */
+export function wireArguments(raw: string): string {
+  if (raw.trim() === '') return '{}';
+  try {
+    const value: unknown = JSON.parse(raw);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? raw : '{}';
+  } catch {
+    return '{}';
   }
 }
 

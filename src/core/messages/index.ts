@@ -15,12 +15,22 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /**
+   * Opaque provider data that came with the call and must go back with it (Gemini's thought
+   * signature in `extra_content.google`); sent back only to the provider that asks for it.
+   */
+  extra_content?: Record<string, unknown>;
 }
 
 export interface AssistantMessage {
   role: 'assistant';
   content: string | null;
   tool_calls?: ToolCall[];
+  /**
+   * The model's reasoning, kept on messages with tool calls only: thinking models such as DeepSeek
+   * and Kimi require it back on later tool-calling rounds. Sent only to servers that need it.
+   */
+  reasoning_content?: string;
 }
 
 export interface ToolMessage {

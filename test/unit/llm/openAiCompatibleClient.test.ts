@@ -306,9 +306,9 @@ describe('OpenAiCompatibleClient', () => {
       assert.equal(server.chatRequests[1].body?.chat_template_kwargs, undefined);
     });
 
-    it('configured fields replace the default', async () => {
+    it('a profile override replaces the default switch', async () => {
       server.setScript([{ text: 'a' }]);
-      await collect(client({ thinkingOffFields: { enable_thinking: false } }).stream(request({ thinking: false })));
+      await collect(client({ profile: { thinkingSwitches: ['enable_thinking'] } }).stream(request({ thinking: false })));
       assert.equal(server.chatRequests[0].body?.enable_thinking, false);
       assert.equal(server.chatRequests[0].body?.chat_template_kwargs, undefined);
     });

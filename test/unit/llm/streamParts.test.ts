@@ -3,7 +3,8 @@
 import * as assert from 'node:assert/strict';
 import { StreamAssembler } from '../../../src/core/llm/streamAssembler';
 import { parseToolArguments } from '../../../src/core/llm/toolArguments';
-import { defaultThinkingOffFields } from '../../../src/core/llm/thinking';
+import { parseEndpoint } from '../../../src/core/llm/endpointUrl';
+import { providerProfile } from '../../../src/core/llm/providerProfile';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openAiCompatibleClient';
 import type { LlmEvent } from '../../../src/core/llm/llmClient';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
@@ -72,11 +73,18 @@ describe('LLM stream parts', () => {
   });
 
   describe('thinking switch per endpoint', () => {
-    it('DashScope gets enable_thinking, OpenAI nothing, other servers chat_template_kwargs', () => {
-      assert.deepEqual(defaultThinkingOffFields('https://dashscope.aliyuncs.com/compatible-mode/v1'), { enable_thinking: false });
-      assert.deepEqual(defaultThinkingOffFields('https://dashscope-intl.aliyuncs.com/compatible-mode/v1'), { enable_thinking: false });
-      assert.deepEqual(defaultThinkingOffFields('https://api.openai.com/v1'), {});
-      assert.deepEqual(defaultThinkingOffFields('http://localhost:8000/v1'), { chat_template_kwargs: { enable_thinking: false } });
+    const first = (url: string, model = 'm') => providerProfile(parseEndpoint(url), model).thinkingSwitches[0] ?? null;
+    it('DashScope gets enable_thinking (not for thinking-only models), OpenAI reasoning_effort, unknown servers chat_template_kwargs first', () => {
+      assert.equal(first('https://dashscope.aliyuncs.com/compatible-mode/v1', 'qwen-plus'), 'enable_thinking');
+      assert.equal(first('https://dashscope-intl.aliyuncs.com/compatible-mode/v1', 'qwen3-coder-plus'), 'enable_thinking');
+      assert.equal(first('https://dashscope.aliyuncs.com/compatible-mode/v1', 'qwq-plus'), null);
+      assert.equal(first('https://dashscope.aliyuncs.com/compatible-mode/v1', 'qwen3-235b-a22b-thinking-2507'), null);
+      assert.equal(first('https://api.openai.com/v1'), 'reasoning_effort');
+      assert.equal(first('http://localhost:11434/v1'), 'reasoning_effort');
+      assert.equal(first('https://openrouter.ai/api/v1'), 'reasoning');
+      assert.equal(first('https://api.deepseek.com/v1'), 'thinking');
+      assert.equal(first('https://api.mistral.ai/v1'), null);
+      assert.equal(first('http://localhost:8000/v1'), 'chat_template_kwargs');
     });
   });
 
