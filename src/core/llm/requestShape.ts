@@ -45,7 +45,8 @@ export function resolveShape(profile: ProviderProfile, learned: LearnedEndpoint,
 
 export type Adaptation =
   | { kind: 'drop'; field: OptionalField; named: boolean }
-  | { kind: 'drop_switch'; id: ThinkingSwitchId; named: boolean }
+  /** `strict`: refused as an unknown field, so every other non-OpenAI switch would be refused too. */
+  | { kind: 'drop_switch'; id: ThinkingSwitchId; named: boolean; strict?: boolean }
   | { kind: 'add'; field: OptionalField };
 
 /** What the request actually carried, to know what a refusal can be about. */
@@ -68,6 +69,10 @@ const FIELD_NAMES: Record<OptionalField, readonly string[]> = {
 
 /** Words servers use when they refuse a field they do not know. */
 const REFUSAL = /unrecogni[sz]ed|unknown|unsupported|not supported|not permitted|extra (inputs|fields)|extra_forbidden|additional propert|not allowed|unexpected|cannot find field|restricted to|invalid (request|param|argument|value|field)|is invalid|not valid/i;
+/** Words of a validator that refuses every field it does not know. */
+const UNKNOWN_FIELD = /unrecogni[sz]ed|unknown (name|field|param|argument)|is unsupported|extra_forbidden|extra inputs|additional propert|cannot find field|unexpected (field|keyword|argument)/i;
+/** The thinking switches that are not OpenAI request fields: a strict validator refuses them all. */
+const NON_OPENAI_SWITCHES: readonly ThinkingSwitchId[] = ['chat_template_kwargs', 'reasoning', 'reasoning_enabled', 'thinking', 'enable_thinking'];
 /** Words of a request that is simply too big, which no field can fix. */
 const TOO_BIG = /context (length|window)|too long|too large|maximum (context|length)|tokens? (limit|exceed)|reduce the length/i;
 /** Words of a server asking for a field. */
@@ -85,9 +90,10 @@ export function adaptationFor(status: number | undefined, error: ServerError, se
   if (names('reasoning_content') && ASKS_FOR.test(text) && !sent.reasoning && sent.couldSendReasoning) return { kind: 'add', field: 'reasoning_content' };
   if (names('thought_signature') && ASKS_FOR.test(text) && !sent.toolExtras) return { kind: 'add', field: 'extra_content' };
 
-  if (sent.thinkingSwitch && names(switchField(sent.thinkingSwitch))) return { kind: 'drop_switch', id: sent.thinkingSwitch, named: true };
   // chat_template_kwargs is refused by name even when its inner field is what the error quotes.
-  if (sent.thinkingSwitch && (names('enable_thinking') || names('chat_template_kwargs'))) return { kind: 'drop_switch', id: sent.thinkingSwitch, named: true };
+  if (sent.thinkingSwitch && (names(switchField(sent.thinkingSwitch)) || names('enable_thinking') || names('chat_template_kwargs'))) {
+    return { kind: 'drop_switch', id: sent.thinkingSwitch, named: true, strict: UNKNOWN_FIELD.test(text) };
+  }
   const sentFields: OptionalField[] = [];
   if (sent.usage) sentFields.push('stream_options');
   if (sent.toolExtras) sentFields.push('extra_content');
@@ -140,8 +146,11 @@ export function learnAdaptation(entry: LearnedEndpoint, model: string, adaptatio
       const list = adaptation.field === 'stream_options' ? entry.refused : forModel.refused;
       return addTo(list, adaptation.field) || removed;
     }
-    case 'drop_switch':
-      return addTo(forModel.thinkingFailed, adaptation.id);
+    case 'drop_switch': {
+      let changed = addTo(forModel.thinkingFailed, adaptation.id);
+      if (adaptation.strict) for (const id of NON_OPENAI_SWITCHES) changed = addTo(forModel.thinkingFailed, id) || changed;
+      return changed;
+    }
   }
 }
 
