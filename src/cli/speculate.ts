@@ -8,6 +8,8 @@ import { startSpeculation, type Speculation } from '../core/followup/speculation
 import type { ApprovalMode } from '../core/followup/speculationToolGate';
 import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/suggestionGenerator';
 import { isToolResultPairingValid } from '../core/messages/pairing';
+import { defaultStateDir } from '../core/checkpoints';
+import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedProfiles';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
@@ -116,9 +118,28 @@ export async function readHistory(file: string): Promise<ChatMessage[]> {
   if (bad >= 0) throw new UsageError(`--history message ${bad} is not an OpenAI chat message (user / assistant / tool)`);
   const history = (parsed as ChatMessage[])
     .filter((m) => m.role !== 'system')
-    .map((m): ChatMessage => (m.role === 'assistant' ? { role: 'assistant', content: m.content ?? null, ...(m.tool_calls ? { tool_calls: m.tool_calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.function.name, arguments: c.function.arguments } })) } : {}) } : m));
+    .map((m): ChatMessage => (m.role === 'assistant' ? assistantFromHistory(m) : m));
   if (!isToolResultPairingValid(history)) throw new UsageError('--history has tool calls without results (or results without calls)');
   return history;
+}
+
+/** An assistant message of --history with only the fields we know (reasoning and provider extras kept: some servers need them back). */
+function assistantFromHistory(m: Extract<ChatMessage, { role: 'assistant' }>): ChatMessage {
+  const message: Extract<ChatMessage, { role: 'assistant' }> = { role: 'assistant', content: m.content ?? null };
+  if (m.tool_calls) {
+    message.tool_calls = m.tool_calls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.function.name, arguments: c.function.arguments },
+      ...(isPlainObject(c.extra_content) ? { extra_content: c.extra_content } : {}),
+    }));
+  }
+  if (typeof m.reasoning_content === 'string' && m.tool_calls?.length) message.reasoning_content = m.reasoning_content;
+  return message;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export async function runSpeculate(argv: string[], output: NodeJS.WritableStream): Promise<number> {
@@ -137,7 +158,11 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
       })
     : undefined;
   const services = await openWorkspaceServices(args.workspace);
-  const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey });
+  const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
+  // What the endpoint refuses (a field, a thinking switch) is remembered in the state folder, so
+  // the next run sends the right request at once.
+  const learned = new LearnedProfiles(new FileLearnedProfileStore(args.stateDir ?? defaultStateDir()), log);
+  const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey, learned, log });
   const params = new CacheSafeParamsStore().save({ systemPrompt: services.systemPrompt, tools: services.tools.definitions(), history, model: args.model });
 
   let speculation: Speculation | undefined;

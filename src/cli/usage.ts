@@ -18,7 +18,7 @@ Stream commands read JSON lines on stdin and write JSON lines on stdout:
       Restores every file the checkpoint's change touched to its state just before it; files
       changed since are conflicts and kept, unless --force. Prints {"restored", "conflicts", "error"}.
 
-  --state-dir DIR holds checkpoints between runs (default $XDG_STATE_HOME/speculate,
+  --state-dir DIR holds checkpoints and what endpoints taught us (refused fields) between runs (default $XDG_STATE_HOME/speculate,
   or ~/.local/state/speculate).
 
 Exit codes: 0 ran (whatever the verdicts), 2 bad usage, 1 internal failure.

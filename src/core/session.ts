@@ -81,7 +81,12 @@ export type SessionEvent =
       continuesLive: boolean;
     }
   | { type: 'conflicts'; runId: string; conflicts: { path: string; reason: string }[] }
-  | { type: 'notice'; text: string };
+  | { type: 'notice'; text: string }
+  /**
+   * Suggestions or speculation cannot work with this endpoint for a reason that waiting will not
+   * fix (a refused request, a model that cannot stop thinking …). Said once per reason, quietly.
+   */
+  | { type: 'fork_unavailable'; reason: string };
 
 export type { ConflictChoice } from './followup/acceptance';
 
@@ -105,6 +110,8 @@ export class ChatSession {
   /** An accepted run whose pipelined suggestion was still being predicted at Tab. */
   private pipelineSource: Speculation | undefined;
   private turnRunning = false;
+  /** The lasting fork failure last said to the user (said once per reason). */
+  private reportedForkFailure: string | undefined;
   private disposed = false;
   /** What this chat spent, main turns and background work apart. */
   private usage = new UsageLedger();
@@ -162,6 +169,23 @@ export class ChatSession {
         this.log(`session listener failed: ${String(error)}`);
       }
     }
+  }
+
+  /**
+   * A fork that failed for a lasting reason is logged and said once (per reason) in the
+   * speculation status; a transient one is only logged. A fork that works clears it.
+   */
+  private noteForkResult(result: SuggestionResult): void {
+    if (result.kind !== 'failed') {
+      this.reportedForkFailure = undefined;
+      return;
+    }
+    this.log(`suggestion ${result.failed}: ${result.message}`);
+    if (result.failed !== 'error' || result.transient === true) return;
+    const reason = result.reason ?? result.message;
+    if (reason === this.reportedForkFailure) return;
+    this.reportedForkFailure = reason;
+    this.emit({ type: 'fork_unavailable', reason });
   }
 
   private log(line: string): void {
@@ -350,7 +374,7 @@ export class ChatSession {
     if (this.suggestionAbort === controller) this.suggestionAbort = undefined;
     this.options.stats?.recordGeneration(result);
     if ('usage' in result) this.recordUsage('suggestion', this.backgroundModel, result.usage);
-    if (result.kind === 'failed') this.log(`suggestion ${result.failed}: ${result.message}`);
+    this.noteForkResult(result);
     if (result.kind !== 'suggestion' || controller.signal.aborted || this.disposed) return;
     // The user may have started typing or sent something while the fork ran.
     if (this.userTyping || this.turnRunning) return;
@@ -391,6 +415,7 @@ export class ChatSession {
         });
         this.options.stats?.recordGeneration(result);
         if ('usage' in result) this.recordUsage('suggestion', this.backgroundModel, result.usage);
+        this.noteForkResult(result);
         return result.kind === 'suggestion' ? result.suggestion : null;
       },
       log: (line) => this.log(line),
@@ -623,6 +648,8 @@ export class ChatSession {
   updateConfig(config: SessionConfig): void {
     const before = this.config;
     this.config = { ...config };
+    // The endpoint, key or model may have changed: a lasting fork failure is worth saying again.
+    this.reportedForkFailure = undefined;
     this.approvals.setMode(config.approvalMode);
     if (before.model !== config.model) this.conversation.setModel(config.model);
     const changed = before.model !== config.model || before.fastModel !== config.fastModel || before.approvalMode !== config.approvalMode ||
@@ -633,6 +660,7 @@ export class ChatSession {
 
   /** New chat: the old conversation, its suggestion, speculation and cache snapshot all go. */
   async newChat(): Promise<void> {
+    this.reportedForkFailure = undefined;
     this.conversation.abort();
     this.suggestionAbort?.abort();
     this.followup.clear();

@@ -62,15 +62,23 @@ export interface ConflictFile {
 }
 
 /**
- * A button under a notice. The host maps each id to one fixed command: the webview never names a
+ * A button under a notice or an error. The host maps each id to one fixed command: the webview never names a
  * command of its own. `setting` (for openUserSettings) is a `speculate.*` setting to show.
  */
-export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey';
+export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey' | 'selectModel';
 export interface ChatAction {
   action: ChatActionId;
   label: string;
   setting?: string;
 }
+
+/** The standard label of each action's button. */
+export const CHAT_ACTION_LABELS: { [K in ChatActionId]: string } = {
+  manageTrust: 'Manage Workspace Trust',
+  openUserSettings: 'Open User Settings',
+  setApiKey: 'Set API Key',
+  selectModel: 'Select Model',
+};
 
 /** Notices are quiet by default; 'warning' is for what limits the chat (untrusted folder, ignored settings). */
 export type NoticeTone = 'info' | 'warning';
@@ -102,13 +110,15 @@ export type TranscriptItem =
       /** Absent while waiting for the user. */
       decision?: ApprovalDecision;
     }
-  | { kind: 'error'; id: string; message: string; retryable: boolean }
+  /** `actions`: the buttons that fix the cause (Set API Key, Select Model, Open Settings), before Retry. */
+  | { kind: 'error'; id: string; message: string; retryable: boolean; actions?: ChatAction[] }
   | { kind: 'notice'; id: string; text: string; tone?: NoticeTone; actions?: ChatAction[] }
   | { kind: 'conflicts'; id: string; files: ConflictFile[] }
   /** What one answer cost, shown quietly under it: "12.3k in (9k cached) · 350 out · $0.004". */
   | { kind: 'usage'; id: string; text: string; detail: string };
 
 export type TranscriptItemKind = TranscriptItem['kind'];
+
 
 export type SpeculationState = 'idle' | 'running' | 'ready' | 'boundary' | 'failed';
 
@@ -131,7 +141,10 @@ export interface SpeculationStatus {
   suggestionId?: string;
   /** Present when state is 'boundary'. */
   boundary?: SpeculationBoundary;
-  /** Short words when state is 'failed'; shown quietly. */
+  /**
+   * Short words when state is 'failed'; shown quietly. A 'failed' status without `suggestionId`
+   * says that running ahead is not working at all ("Couldn't run ahead: <the server's reason>").
+   */
   error?: string;
 }
 
@@ -270,7 +283,7 @@ export type HostToWebview =
   | { type: 'approvalRequest'; id: string; tool: string; summary: string; detail: string; callId?: string }
   /** The approval was answered (here or elsewhere) or cancelled by Stop: buttons go away. */
   | { type: 'approvalResolved'; id: string; decision: ApprovalDecision }
-  | { type: 'error'; id: string; message: string; retryable: boolean }
+  | { type: 'error'; id: string; message: string; retryable: boolean; actions?: ChatAction[] }
   | { type: 'turnState'; busy: boolean }
   /** A quiet line in the transcript, e.g. "Speculated 4 tool calls · 3.2 s saved". */
   | { type: 'notice'; id: string; text: string; tone?: NoticeTone; actions?: ChatAction[] }
@@ -419,7 +432,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);
 const isConflictResolution = oneOf(['overwrite', 'keep-mine'] as const);
 
-const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey'] as const);
+const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey', 'selectModel'] as const);
 const isSettingKey = (v: unknown): v is string => typeof v === 'string' && /^speculate(\.[A-Za-z][\w-]*)+$/.test(v);
 const isChatAction: Guard<ChatAction> = shape({ action: isChatActionId, label: isString, setting: optional(isSettingKey) });
 const isNoticeTone = oneOf(['info', 'warning'] as const);
@@ -464,7 +477,7 @@ const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<Transcrip
     callId: optional(isString),
     decision: optional(isApprovalDecision),
   }),
-  error: shape({ kind: oneOf(['error'] as const), id: isId, message: isString, retryable: isBoolean }),
+  error: shape({ kind: oneOf(['error'] as const), id: isId, message: isString, retryable: isBoolean, actions: optional(arrayOf(isChatAction)) }),
   notice: shape({
     kind: oneOf(['notice'] as const),
     id: isId,
@@ -545,7 +558,7 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
     callId: optional(isString),
   }),
   approvalResolved: shape({ type: literal('approvalResolved'), id: isId, decision: isApprovalDecision }),
-  error: shape({ type: literal('error'), id: isId, message: isString, retryable: isBoolean }),
+  error: shape({ type: literal('error'), id: isId, message: isString, retryable: isBoolean, actions: optional(arrayOf(isChatAction)) }),
   turnState: shape({ type: literal('turnState'), busy: isBoolean }),
   notice: shape({ type: literal('notice'), id: isId, text: isString, tone: optional(isNoticeTone), actions: optional(arrayOf(isChatAction)) }),
   suggestion: shape({ type: literal('suggestion'), id: isId, text: isString }),

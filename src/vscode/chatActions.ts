@@ -1,13 +1,9 @@
-// The buttons a chat notice can carry, each mapped to one fixed command: the webview names an action
+// The buttons a chat notice or error can carry, each mapped to one fixed command: the webview names an action
 // id, never a command, so a compromised page cannot run arbitrary commands.
 import * as vscode from 'vscode';
-import type { ChatAction, ChatActionId } from '../shared/protocol';
+import { CHAT_ACTION_LABELS, type ChatAction, type ChatActionId } from '../shared/protocol';
 
-const LABELS: { [K in ChatActionId]: string } = {
-  manageTrust: 'Manage Workspace Trust',
-  openUserSettings: 'Open User Settings',
-  setApiKey: 'Set API Key',
-};
+const LABELS = CHAT_ACTION_LABELS;
 
 /** A button for a notice, with its standard label. */
 export function chatAction(action: ChatActionId, setting?: string): ChatAction {
@@ -25,6 +21,9 @@ export async function runChatAction(action: ChatActionId, setting?: string): Pro
       return;
     case 'setApiKey':
       await vscode.commands.executeCommand('speculate.setApiKey');
+      return;
+    case 'selectModel':
+      await vscode.commands.executeCommand('speculate.selectModel');
       return;
   }
 }

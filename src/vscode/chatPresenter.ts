@@ -9,10 +9,12 @@ import { attachmentLabel, userTextOf, type Attachment } from '../core/context/at
 import { costOf, formatCost, formatCounts, formatUsageSummary, summarizeUsage, type PriceTable } from '../core/usage/prices';
 import { UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from '../core/usage/usageLedger';
 import { isTranscriptItem } from '../shared/protocol';
+import type { ErrorAction } from '../core/llm/llmClient';
 import type {
   AttachmentView,
   ApprovalDecision,
   ChatAction,
+  ChatActionId,
   ChatSettings,
   ChatSnapshot,
   ConflictFile,
@@ -25,13 +27,20 @@ import type {
   TranscriptItem,
   UsageLine,
 } from '../shared/protocol';
-import { speculationNoticeText } from '../shared/protocol';
+import { CHAT_ACTION_LABELS, speculationNoticeText } from '../shared/protocol';
 import { SpeculationPreviewRelay } from './speculationPreview';
 
 const MAX_RESULT_CHARS = 20_000;
 
 function clip(text: string): string {
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n… (${text.length - MAX_RESULT_CHARS} more characters)` : text;
+}
+
+const ACTION_IDS: Record<ErrorAction, ChatActionId> = { open_settings: 'openUserSettings', set_api_key: 'setApiKey', select_model: 'selectModel' };
+
+/** The buttons an error block offers: each fix as a chat action (the host maps it to a fixed command). */
+export function errorActions(actions: readonly ErrorAction[]): ChatAction[] {
+  return [...new Set(actions.map((action) => ACTION_IDS[action]))].map((id) => ({ action: id, label: CHAT_ACTION_LABELS[id] }));
 }
 
 function viewStatus(status: CoreToolStatus): ToolCallStatus {
@@ -59,7 +68,7 @@ export function speculationStatusOf(snapshot: SpeculationSnapshot | null, sugges
         boundary: { type: snapshot.boundary?.type ?? 'limit', tool: snapshot.boundary?.tool ?? '', detail: snapshot.boundary?.detail ?? 'stopped' },
       };
     case 'failed':
-      return { state: 'failed', ...base, error: snapshot.error ?? 'failed' };
+      return { state: 'failed', ...base, error: snapshot.errorReason ?? snapshot.error ?? 'failed' };
     case 'aborted':
       return { state: 'idle', toolCalls: 0, filesWritten: [] };
   }
@@ -367,11 +376,13 @@ export class ChatPresenter implements ApprovalPrompter {
     this.pinned = [];
   }
 
-  error(message: string, retryable: boolean): void {
+  error(message: string, retryable: boolean, actions: readonly ErrorAction[] = []): void {
     this.closeOpen();
     const id = this.id('e');
-    this.transcript.push({ kind: 'error', id, message, retryable });
-    this.post({ type: 'error', id, message, retryable });
+    const buttons = errorActions(actions);
+    const extra = buttons.length > 0 ? { actions: buttons } : {};
+    this.transcript.push({ kind: 'error', id, message, retryable, ...extra });
+    this.post({ type: 'error', id, message, retryable, ...extra });
   }
 
   // ── approvals (the session's ApprovalPrompter) ──────────────────────────────────────────────
@@ -433,6 +444,11 @@ export class ChatPresenter implements ApprovalPrompter {
         this.busy = event.busy;
         if (!event.busy) this.closeOpen();
         this.post({ type: 'turnState', busy: event.busy });
+        // "Couldn't run ahead" was about the last suggestion; a new turn starts afresh.
+        if (event.busy && this.speculation.state === 'failed' && this.speculation.suggestionId === undefined) {
+          this.speculation = { state: 'idle', toolCalls: 0, filesWritten: [] };
+          this.post({ type: 'speculation', status: this.speculation });
+        }
         return;
       case 'suggestion':
         if (event.text === null) {
@@ -481,6 +497,11 @@ export class ChatPresenter implements ApprovalPrompter {
       }
       case 'notice':
         this.notice(event.text);
+        return;
+      case 'fork_unavailable':
+        // Said quietly where running ahead is shown, not as an error in the chat.
+        this.speculation = { state: 'failed', toolCalls: 0, filesWritten: [], error: event.reason };
+        this.post({ type: 'speculation', status: this.speculation });
         return;
     }
   }
@@ -594,7 +615,10 @@ export class ChatPresenter implements ApprovalPrompter {
         if (event.type === 'turn_aborted') this.notice('Stopped.');
         return;
       case 'turn_error':
-        this.error(event.message, event.kind !== 'aborted');
+        this.error(event.message, event.retryable && event.kind !== 'aborted', event.actions);
+        return;
+      case 'notice':
+        this.notice(event.text);
         return;
       default:
         return;

@@ -159,7 +159,7 @@ export function registerCommands(context: vscode.ExtensionContext, services: Com
   register('speculate.previewChanges', () => services.controller.preview());
   register('speculate.focusChat', () => services.chatView.reveal(true));
   register('speculate.showStatistics', async () => {
-    const document = await vscode.workspace.openTextDocument({ content: services.controller.stats.format(), language: 'plaintext' });
+    const document = await vscode.workspace.openTextDocument({ content: services.controller.stats.format(services.controller.forkModels()), language: 'plaintext' });
     await vscode.window.showTextDocument(document, { preview: true });
   });
 }

@@ -10,6 +10,7 @@ import { resolveInsideWorkspace } from '../core/fs/paths';
 import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import type { ApiKeyStore, LegacyKeyOutcome } from './apiKeys';
 import { chatAction, runChatAction } from './chatActions';
+import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedProfiles';
 import { ChatPresenter } from './chatPresenter';
 import { acceptRevealed } from './speculationPreview';
 import type { ChatViewProvider } from './chatView';
@@ -65,7 +66,11 @@ export class SpeculateController implements vscode.Disposable {
     this.settings = readSettings(this.trusted);
     this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
     this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
-    this.llm = new SettingsLlmClient({ current: () => ({ endpoint: this.endpoint(), settings: this.settings }), keys: deps.apiKeys });
+    // What endpoints taught us (fields they refuse, thinking switches that work) lives in the
+    // extension's global storage: never in workspace settings, which a repository could write.
+    const storage = deps.context.globalStorageUri;
+    const learned = new LearnedProfiles(storage.scheme === 'file' ? new FileLearnedProfileStore(storage.fsPath) : undefined, (line) => deps.output.warn(line));
+    this.llm = new SettingsLlmClient({ current: () => ({ endpoint: this.endpoint(), settings: this.settings }), keys: deps.apiKeys, learned, log: (line) => this.log(line) });
     this.presenter = new ChatPresenter({
       post: (message) => {
         deps.chatView.post(message);
@@ -262,7 +267,7 @@ export class SpeculateController implements vscode.Disposable {
         if (!this.endpoint()) {
           // Shown, but not in the history (-1): nothing was sent, so there is nothing to edit.
           this.presenter.handle({ type: 'user_message', text: message.text, historyIndex: -1, attachments: [] });
-          this.presenter.error(NO_ENDPOINT_MESSAGE, false);
+          this.presenter.error(NO_ENDPOINT_MESSAGE, false, ['open_settings', 'set_api_key', 'select_model']);
           return;
         }
         // A submit leaves the input empty; the webview sends no separate `typing` for it.
@@ -406,6 +411,11 @@ export class SpeculateController implements vscode.Disposable {
     const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
+  }
+
+  /** The chat model and the fast model, for the statistics' cost note. */
+  forkModels(): { model: string; fastModel: string } {
+    return { model: this.endpoint()?.model ?? '', fastModel: this.settings.fastModel };
   }
 
   /** For tests and the statistics command. */

@@ -2,6 +2,7 @@
 // demo model: a client that reads them on every request, so changing a setting or a key needs no
 // restart. The key is looked up by origin and bound to it on the wire (keyBoundFetch).
 import { LlmError, type ChatRequest, type LlmClient, type LlmEvent } from '../core/llm/llmClient';
+import type { LearnedProfiles } from '../core/llm/learnedProfiles';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { originOf, type ApiKeyLookup } from './apiKeys';
 import { keyBoundFetch } from './keyBoundFetch';
@@ -41,7 +42,7 @@ const MIN_REDACTED_LENGTH = 6;
 export function redactKey(error: unknown, key: string | undefined): unknown {
   if (!key || key.length < MIN_REDACTED_LENGTH || !(error instanceof Error) || !error.message.includes(key)) return error;
   const message = error.message.split(key).join(REDACTED_KEY);
-  if (error instanceof LlmError) return new LlmError(error.kind, message, error.status);
+  if (error instanceof LlmError) return new LlmError(error.kind, message, { ...(error.status !== undefined ? { status: error.status } : {}), reason: error.reason.split(key).join(REDACTED_KEY), actions: error.actions });
   return new Error(message);
 }
 
@@ -50,6 +51,9 @@ export interface SettingsLlmClientOptions {
   keys: ApiKeyLookup;
   /** Replaces global fetch (tests). */
   fetch?: typeof fetch;
+  /** What endpoints taught us, shared by every client (kept in the extension's global storage). */
+  learned?: LearnedProfiles;
+  log?: (line: string) => void;
 }
 
 export class SettingsLlmClient implements LlmClient {
@@ -59,10 +63,10 @@ export class SettingsLlmClient implements LlmClient {
 
   private async client(): Promise<{ client: OpenAiCompatibleClient; key: string | undefined }> {
     const { endpoint, settings } = this.options.current();
-    if (!endpoint) throw new LlmError('not_found', NO_ENDPOINT_MESSAGE);
-    if (!endpoint.origin) throw new LlmError('not_found', invalidBaseUrlMessage(endpoint.baseUrl));
+    if (!endpoint) throw new LlmError('not_found', NO_ENDPOINT_MESSAGE, { actions: ['open_settings', 'set_api_key', 'select_model'] });
+    if (!endpoint.origin) throw new LlmError('not_found', invalidBaseUrlMessage(endpoint.baseUrl), { actions: ['open_settings'] });
     const key = endpoint.demo ? undefined : await this.options.keys.keyFor(endpoint.origin);
-    const fields = [endpoint.baseUrl, key, settings.prefixCaching, settings.requestTimeoutMs] as const;
+    const fields = [endpoint.baseUrl, key, settings.prefixCaching, settings.requestTimeoutMs, settings.azureApiVersion] as const;
     if (!this.cached || this.cached.fields.some((field, i) => field !== fields[i])) {
       this.cached = {
         fields,
@@ -75,6 +79,9 @@ export class SettingsLlmClient implements LlmClient {
           prefixCaching: settings.prefixCaching,
           idleTimeoutMs: settings.requestTimeoutMs,
           firstTokenTimeoutMs: Math.max(settings.requestTimeoutMs, 180_000),
+          ...(settings.azureApiVersion ? { apiVersion: settings.azureApiVersion } : {}),
+          ...(this.options.learned ? { learned: this.options.learned } : {}),
+          ...(this.options.log ? { log: this.options.log } : {}),
         }),
       };
     }
@@ -84,7 +91,7 @@ export class SettingsLlmClient implements LlmClient {
   async *stream(request: ChatRequest): AsyncIterable<LlmEvent> {
     const { endpoint } = this.options.current();
     if (endpoint && !request.model) {
-      throw new LlmError('not_found', 'No model is selected. Run "Speculate: Select Model" or set "speculate.model".');
+      throw new LlmError('not_found', 'No model is selected. Run "Speculate: Select Model" or set "speculate.model".', { actions: ['select_model'] });
     }
     const { client, key } = await this.client();
     try {

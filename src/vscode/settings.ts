@@ -19,6 +19,8 @@ export interface SpeculateSettings {
   prefixCaching: PrefixCaching;
   requestTimeoutMs: number;
   webSearchUrl: string;
+  /** Azure OpenAI api-version for deployment URLs that name none. */
+  azureApiVersion: string;
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
@@ -51,6 +53,7 @@ export function readSettings(trusted: boolean): SpeculateSettings {
     prefixCaching: prefixCaching === 'dashscope' ? 'dashscope' : 'none',
     requestTimeoutMs: clamped(5, 3600, 60)(restricted('requestTimeoutSeconds')) * 1000,
     webSearchUrl: asString(user('speculate.webSearchUrl')),
+    azureApiVersion: asString(restricted('azureApiVersion')),
   };
 }
 

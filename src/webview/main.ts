@@ -142,7 +142,7 @@ function start(app: HTMLElement): void {
       case 'approvalResolved':
         return transcript.approvalResolved(message.id, message.decision);
       case 'error':
-        return transcript.error(message.id, message.message, message.retryable);
+        return transcript.error(message.id, message.message, message.retryable, message.actions);
       case 'turnState':
         return setBusy(message.busy);
       case 'notice':

@@ -29,7 +29,9 @@ export class SpeculationStatusLine {
    * suggestion shown). A status for another suggestion is stale and hides the line.
    */
   update(status: SpeculationStatus, suggestionId: string | undefined): void {
-    const stale = status.state !== 'idle' && (suggestionId === undefined || (status.suggestionId !== undefined && status.suggestionId !== suggestionId));
+    // A failure without a suggestion says running ahead does not work at all: it stands on its own.
+    const standalone = status.state === 'failed' && status.suggestionId === undefined;
+    const stale = !standalone && status.state !== 'idle' && (suggestionId === undefined || (status.suggestionId !== undefined && status.suggestionId !== suggestionId));
     const next = stale ? IDLE : status;
     const stateChanged = next.state !== this.status.state;
     this.status = next;
@@ -69,7 +71,8 @@ export class SpeculationStatusLine {
           : 'Tab sends it and continues live.';
       trailing.push(h('span', { class: 'status-note' }, note));
     } else {
-      parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${s.error ? ` (${s.error})` : ''} · Tab still sends it`));
+      const reason = s.error ? `: ${s.error}` : '';
+      parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${reason}${s.suggestionId !== undefined ? ' · Tab still sends it' : ''}`));
     }
     const actions = h('span', { class: 'status-actions' });
     if (s.filesWritten.length > 0 && s.state !== 'failed') {

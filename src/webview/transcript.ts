@@ -1,5 +1,5 @@
 // The conversation pane: user messages, streamed assistant Markdown, tool groups, inline
-// approvals, errors with Retry, notices and conflict choices. Only the streaming message re-renders.
+// approvals, errors with Retry and the buttons that fix them, notices and conflict choices. Only the streaming message re-renders.
 import type {
   ApprovalDecision,
   ChatAction,
@@ -14,6 +14,10 @@ import type {
 import { append, button, h, isScrolledToEnd, srOnly } from './dom';
 import { icon, type IconName } from './icons';
 import { renderMarkdown } from './markdown';
+
+
+/** The icon on an error's action button. */
+const ACTION_ICONS: Record<ChatAction['action'], IconName> = { setApiKey: 'key', selectModel: 'sparkle', openUserSettings: 'gear', manageTrust: 'shield' };
 
 export interface TranscriptActions {
   post(message: WebviewToHost): void;
@@ -200,7 +204,7 @@ export class Transcript {
         if (item.decision) this.approvalResolved(item.id, item.decision);
         break;
       case 'error':
-        this.error(item.id, item.message, item.retryable);
+        this.error(item.id, item.message, item.retryable, item.actions);
         break;
       case 'notice':
         this.notice(item.id, item.text, item.tone, item.actions);
@@ -349,27 +353,42 @@ export class Transcript {
     if (hadFocus) this.actions.focusInput();
   }
 
-  error(id: string, message: string, retryable: boolean): void {
+  error(id: string, message: string, retryable: boolean, actions: readonly ChatAction[] = []): void {
     this.mutate(() => {
-      const retry = retryable
-        ? button(
-            h('span', { class: 'button-label' }, icon('retry'), 'Retry'),
-            () => {
-              retry?.setAttribute('disabled', '');
-              this.actions.post({ type: 'retry', errorId: id });
-            },
-            { class: 'button secondary retry' },
-          )
-        : null;
+      const buttons = h('div', { class: 'error-actions' });
+      // The fix first (Set API Key, Select Model, Open Settings), Retry last: retrying before
+      // fixing the cause would fail the same way. The host maps each action to a fixed command.
+      for (const action of actions) {
+        buttons.appendChild(
+          button(h('span', { class: 'button-label' }, icon(ACTION_ICONS[action.action]), action.label), () => this.postAction(action), {
+            class: `button secondary error-action action-${action.action}`,
+          }),
+        );
+      }
+      if (retryable) {
+        const retry = button(
+          h('span', { class: 'button-label' }, icon('retry'), 'Retry'),
+          () => {
+            retry.setAttribute('disabled', '');
+            this.actions.post({ type: 'retry', errorId: id });
+          },
+          { class: 'button secondary retry' },
+        );
+        buttons.appendChild(retry);
+      }
       const block = h(
         'div',
         { class: 'error-block', 'data-id': id, role: 'alert' },
         icon('error', 'error-icon'),
         h('div', { class: 'error-message' }, srOnly('Error: '), message),
-        retry,
+        buttons.childElementCount > 0 ? buttons : null,
       );
       this.responseParts(false).appendChild(block);
     });
+  }
+
+  private postAction(action: ChatAction): void {
+    this.actions.post({ type: 'chatAction', action: action.action, ...(action.setting ? { setting: action.setting } : {}) });
   }
 
   notice(id: string, text: string, tone: NoticeTone = 'info', actions: ChatAction[] = []): void {
@@ -381,7 +400,7 @@ export class Transcript {
       }
       // A notice that limits the chat is a block of its own, with its buttons (the host runs them).
       const buttons = actions.map((action) =>
-        button(action.label, () => this.actions.post({ type: 'chatAction', action: action.action, ...(action.setting ? { setting: action.setting } : {}) }), {
+        button(action.label, () => this.postAction(action), {
           class: 'button secondary',
         }),
       );

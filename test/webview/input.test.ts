@@ -245,13 +245,26 @@ describe('chat webview: input', function () {
     assert.match(await line.innerText(), /Stopped before run_shell_command: npm install changes files/);
     assert.equal(await line.locator('.status-text code').nth(1).innerText(), 'npm install', 'the host’s backticks become code');
 
-    await chat.send({ type: 'speculation', status: { state: 'failed', toolCalls: 0, filesWritten: [], suggestionId: 's1', error: 'rate limited' } });
-    assert.match(await line.innerText(), /Couldn’t run ahead \(rate limited\)/);
+    await chat.send({ type: 'speculation', status: { state: 'failed', toolCalls: 0, filesWritten: [], suggestionId: 's1', error: 'the answer was cut off at the output limit' } });
+    assert.match(await line.innerText(), /Couldn’t run ahead: the answer was cut off at the output limit · Tab still sends it/);
     assert.equal(await line.locator('.abort').count(), 0);
 
     // A status for another suggestion is stale and not shown.
     await chat.send({ type: 'speculation', status: { state: 'ready', toolCalls: 1, filesWritten: [], suggestionId: 'old' } });
     assert.equal(await line.isVisible(), false);
+    await chat.send({ type: 'speculation', status: { state: 'idle', toolCalls: 0, filesWritten: [] } });
+    assert.equal(await line.isVisible(), false);
+  });
+
+  it('says quietly, without a suggestion, why running ahead does not work with this endpoint', async () => {
+    await chat.init();
+    const { page } = chat;
+    const line = page.locator('.spec-status');
+    await chat.send({ type: 'speculation', status: { state: 'failed', toolCalls: 0, filesWritten: [], error: "property 'chat_template_kwargs' is unsupported" } });
+    assert.equal(await line.isVisible(), true, 'shown though no suggestion is on screen');
+    assert.equal(await line.innerText(), "Couldn’t run ahead: property 'chat_template_kwargs' is unsupported");
+    assert.equal(await line.locator('.status-text.quiet').count(), 1, 'quiet, not an error block');
+    assert.equal(await page.locator('.error-block').count(), 0);
     await chat.send({ type: 'speculation', status: { state: 'idle', toolCalls: 0, filesWritten: [] } });
     assert.equal(await line.isVisible(), false);
   });

@@ -57,7 +57,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
         { kind: 'usage', id: 'us1', text: '1.2k in · 30 out', detail: 'gpt-4.1' },
         { kind: 'toolGroup', id: 'g1', done: false, calls: [{ callId: 'c1', tool: 'read_file', summary: 'a.ts', status: 'cancelled' }] },
         { kind: 'approval', id: 'ap1', tool: 'edit', summary: 'a.ts', detail: '', decision: 'allow' },
-        { kind: 'error', id: 'e1', message: 'boom', retryable: true },
+        { kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: [{ action: 'openUserSettings', label: 'Open User Settings' }, { action: 'selectModel', label: 'Select Model' }] },
         { kind: 'notice', id: 'n1', text: 'Speculated 1 tool call · 1.0 s saved' },
         { kind: 'notice', id: 'n2', text: 'Restricted Mode', tone: 'warning', actions: [{ action: 'manageTrust', label: 'Manage Workspace Trust' }] },
         { kind: 'conflicts', id: 'k1', files: [{ path: 'a.ts', reason: 'changed', resolution: 'overwrite' }] },
@@ -84,7 +84,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   toolGroupEnd: { type: 'toolGroupEnd', id: 'g1' },
   approvalRequest: { type: 'approvalRequest', id: 'ap1', tool: 'edit', summary: 'a.ts', detail: 'replace 1 line', callId: 'c1' },
   approvalResolved: { type: 'approvalResolved', id: 'ap1', decision: 'deny' },
-  error: { type: 'error', id: 'e1', message: 'boom', retryable: false },
+  error: { type: 'error', id: 'e1', message: 'boom', retryable: false, actions: [{ action: 'setApiKey', label: 'Set API Key' }] },
   turnState: { type: 'turnState', busy: true },
   notice: { type: 'notice', id: 'n1', text: 'ignored', tone: 'warning', actions: [{ action: 'openUserSettings', label: 'Open', setting: 'speculate.approvalMode' }] },
   suggestion: { type: 'suggestion', id: 's1', text: 'run the tests' },
@@ -140,6 +140,7 @@ describe('webview protocol', () => {
       { type: 'typing', hasText: 'yes' },
       { type: 'approvalAnswer', id: 'ap1', decision: 'maybe' },
       { type: 'retry' },
+      { type: 'chatAction', action: 'workbench.action.terminal.new' },
       { type: 'previewChanges', path: 7 },
       { type: 'conflictChoice', conflictId: 'k1', path: 'a.ts', choice: 'merge' },
       { type: 'conflictChoice', conflictId: 'k1', path: '', choice: 'overwrite' },
@@ -197,6 +198,8 @@ describe('webview protocol', () => {
       { type: 'revealAnswer', seq: 1, outcome: 'maybe', notApplied: [] },
       { type: 'revealAnswer', seq: 1, outcome: 'applied' },
       { ...init, state: { ...init.state, preview: { seq: 1 } } },
+      { type: 'error', id: 'e1', message: 'boom', retryable: false, actions: [{ action: 'deleteWorkspace', label: 'x' }] },
+      withItem({ kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: 'setApiKey' }),
     ];
     for (const raw of bad) assert.equal(parseHostMessage(raw), undefined, JSON.stringify(raw).slice(0, 120));
   });

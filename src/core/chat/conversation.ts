@@ -1,7 +1,7 @@
 // One chat: its typed history and the agent loop (stream → run tool calls → send results → until
 // the model stops calling tools), cancellable at any point, publishing ChatEvents for the UI.
 import { isToolResultPairingValid } from '../messages/pairing';
-import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
+import { LlmError, type ErrorAction, type LlmClient, type StopKind, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import type { Tool, ToolContext, ToolResult } from '../tools/types';
 import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler } from './approvals';
@@ -191,6 +191,7 @@ export class Conversation {
     const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
     // One snapshot per turn: every round sends the same list, and the same list is saved for forks.
     const tools = this.options.tools.definitions();
+    let lastFinish: string | null = null;
     this.emit({ type: 'turn_started' });
     try {
       const maxRounds = this.options.maxToolRounds ?? MAX_TOOL_ROUNDS_PER_TURN;
@@ -203,22 +204,30 @@ export class Conversation {
             usage,
           );
         }
-        let answer: AssistantMessage;
+        let reply: Reply;
         try {
-          answer = await this.requestAnswer(tools, signal, usage);
+          reply = await this.requestAnswer(tools, signal, usage);
         } catch (error) {
           if (signal.aborted || (error instanceof LlmError && error.kind === 'aborted')) return this.aborted(usage);
-          if (error instanceof LlmError) return this.failed(error.kind, error.message, usage);
+          if (error instanceof LlmError) return this.failed(error.kind, error.message, usage, { actions: [...error.actions] });
           const why = error instanceof Error ? error.message : String(error);
           return this.failed('bad_response', `The model call failed unexpectedly: ${why}. Retry the turn.`, usage);
         }
+        lastFinish = reply.finishReason;
+        const answer = reply.message;
+        const calls = answer.tool_calls ?? [];
+        if (reply.stop === 'error') {
+          // The server gave up mid-answer; the partial answer is not kept, so Retry asks again.
+          return this.failed('server', `The endpoint stopped the answer with an error (finish_reason "${reply.finishReason}"). Retry the turn.`, usage, { finishReason: lastFinish });
+        }
         this.history.push(answer);
         this.emit({ type: 'assistant_message', message: structuredClone(answer) });
-        const calls = answer.tool_calls ?? [];
+        if (reply.hint) this.emit({ type: 'notice', text: reply.hint });
+        if (reply.stop !== 'complete') return this.stoppedEarly(reply.stop, calls, usage, lastFinish);
         if (calls.length === 0) {
           this.settle(tools);
           this.emit({ type: 'turn_done', message: structuredClone(answer), usage: { ...usage } });
-          return { status: 'done', message: structuredClone(answer), usage };
+          return { status: 'done', message: structuredClone(answer), usage, finishReason: lastFinish };
         }
         for (const call of calls) {
           // Every call gets a result, even when cancelled, so the history stays well paired.
@@ -231,7 +240,7 @@ export class Conversation {
     }
   }
 
-  private async requestAnswer(tools: ToolDefinition[], signal: AbortSignal, usage: Usage): Promise<AssistantMessage> {
+  private async requestAnswer(tools: ToolDefinition[], signal: AbortSignal, usage: Usage): Promise<Reply> {
     const request = {
       model: this.model,
       messages: [{ role: 'system' as const, content: this.systemPrompt }, ...this.history],
@@ -254,7 +263,7 @@ export class Conversation {
           usage.promptTokens += event.usage.promptTokens;
           usage.completionTokens += event.usage.completionTokens;
           usage.cachedTokens += event.usage.cachedTokens;
-          return event.message;
+          return { message: event.message, stop: event.stop, finishReason: event.finishReason, ...(event.hint ? { hint: event.hint } : {}) };
       }
     }
     if (signal.aborted) throw new LlmError('aborted', 'The request was cancelled.');
@@ -325,9 +334,40 @@ export class Conversation {
     return { status: 'aborted', usage };
   }
 
-  private failed(kind: Extract<TurnOutcome, { status: 'error' }>['kind'], message: string, usage: Usage): TurnOutcome {
-    this.emit({ type: 'turn_error', kind, message });
-    return { status: 'error', kind, message, usage };
+  /**
+   * The answer stopped before the model finished: at the output limit, or by the provider's content
+   * filter. What was written stays (it is on screen), but the turn says so instead of passing it off
+   * as complete; tool calls in it did not run (their arguments may be cut) and are answered so, which
+   * keeps the history well paired and lets Retry have the model try again.
+   */
+  private stoppedEarly(stop: Exclude<StopKind, 'complete' | 'error'>, calls: ToolCall[], usage: Usage, finishReason: string | null): TurnOutcome {
+    const why = stop === 'length' ? `the model reached its output limit (finish_reason "${finishReason}")` : `the provider's content filter stopped it (finish_reason "${finishReason}")`;
+    for (const call of calls) {
+      const content = `Not run: the answer was cut off before this call was complete — ${why}.`;
+      const summary = summarize(this.options.tools.get(call.function.name), null, call.function.arguments);
+      this.emit({ type: 'tool_call_finished', callId: call.id, name: call.function.name, summary, status: 'error', result: content, filesChanged: [] });
+      this.history.push({ role: 'tool', tool_call_id: call.id, content });
+    }
+    const advice =
+      calls.length > 0
+        ? 'Its tool calls did not run. Retry to let the model try again' + (stop === 'length' ? ', or ask for smaller steps.' : ', or rephrase the request.')
+        : stop === 'length'
+          ? 'Send "continue" to have it go on, or raise the output limit (max tokens) of the model or server.'
+          : 'Rephrase the request; sending it unchanged will likely be stopped again.';
+    return this.failed(stop === 'length' ? 'output_limit' : 'content_filter', `The answer was cut off: ${why}. ${advice}`, usage, { finishReason });
+  }
+
+  private failed(
+    kind: Extract<TurnOutcome, { status: 'error' }>['kind'],
+    message: string,
+    usage: Usage,
+    extra: { actions?: ErrorAction[]; finishReason?: string | null } = {},
+  ): TurnOutcome {
+    // Retry resumes from the history as it is: only possible when it waits for the model.
+    const retryable = this.canResume();
+    const actions = extra.actions ?? [];
+    this.emit({ type: 'turn_error', kind, message, retryable, actions });
+    return { status: 'error', kind, message, usage, retryable, actions, finishReason: extra.finishReason ?? null };
   }
 
   private settle(tools: ToolDefinition[]): void {
@@ -339,6 +379,13 @@ export class Conversation {
       model: this.model,
     });
   }
+}
+
+interface Reply {
+  message: AssistantMessage;
+  stop: StopKind;
+  finishReason: string | null;
+  hint?: string;
 }
 
 const CANCELLED_TEXT = 'Cancelled: the user stopped the turn before this call ran.';

@@ -1,6 +1,6 @@
 // What a conversation tells its UI while a turn runs: streamed text, tool calls with their
 // approval and result, and how the turn ended. Plain data, safe to post to a webview.
-import type { LlmErrorKind, Usage } from '../llm/llmClient';
+import type { ErrorAction, LlmErrorKind, Usage } from '../llm/llmClient';
 import type { AssistantMessage, ToolArgs } from '../messages';
 
 export type ToolCallStatus =
@@ -30,13 +30,18 @@ export type ChatEvent =
       result: string;
       filesChanged: string[];
     }
+  /** Something the user should know about the answer that is not an error (a tool call written as text). */
+  | { type: 'notice'; text: string }
   /** The model answered without further tool calls. */
   | { type: 'turn_done'; message: AssistantMessage; usage: Usage }
-  /** The turn stopped on an error; the history is intact and `Conversation.retryLastTurn()` resumes it. */
-  | { type: 'turn_error'; kind: TurnErrorKind; message: string }
+  /**
+   * The turn stopped on an error; the history is intact. `retryable`: `Conversation.retryLastTurn()`
+   * can run it again (the history waits for the model). `actions`: what would fix it.
+   */
+  | { type: 'turn_error'; kind: TurnErrorKind; message: string; retryable: boolean; actions: ErrorAction[] }
   | { type: 'turn_aborted' };
 
 export type TurnOutcome =
-  | { status: 'done'; message: AssistantMessage; usage: Usage }
-  | { status: 'error'; kind: TurnErrorKind; message: string; usage: Usage }
+  | { status: 'done'; message: AssistantMessage; usage: Usage; finishReason: string | null }
+  | { status: 'error'; kind: TurnErrorKind; message: string; usage: Usage; retryable: boolean; actions: ErrorAction[]; finishReason: string | null }
   | { status: 'aborted'; usage: Usage };

@@ -1,7 +1,7 @@
 // Cache-aware forks of the main conversation. CacheSafeParams is the snapshot of what the main chat
 // last sent; a fork (suggestion, speculation) replays it byte for byte so the provider's prefix cache hits.
 import type { AssistantMessage, ChatMessage, ToolDefinition } from '../messages';
-import { LlmError, type ChatRequest, type LlmClient, type LlmEvent, type Usage } from '../llm/llmClient';
+import { LlmError, type ChatRequest, type LlmClient, type LlmEvent, type StopKind, type Usage } from '../llm/llmClient';
 
 export const MAX_HISTORY_FOR_CACHE = 40;
 
@@ -145,10 +145,29 @@ export async function runForkedQuery(options: ForkedQueryOptions): Promise<Forke
   if (options.signal) request.signal = options.signal;
   for await (const event of options.llm.stream(request)) {
     options.onEvent?.(event);
-    if (event.type === 'done') return { message: event.message, usage: event.usage, finishReason: event.finishReason };
+    if (event.type !== 'done') continue;
+    // A fork's result is used as it is (a suggestion shown, a speculation injected): one that did
+    // not finish, or that only looks finished, must fail instead.
+    if (event.stop !== 'complete') throw stoppedEarly(event.stop, event.finishReason);
+    if (event.hint) throw new LlmError('bad_response', event.hint, { reason: 'the server does not parse tool calls (its tool-call parser is off)' });
+    return { message: event.message, usage: event.usage, finishReason: event.finishReason };
   }
   if (options.signal?.aborted) throw new LlmError('aborted', 'The request was cancelled.');
   throw new LlmError('bad_response', 'The model stream ended without a final message.');
+}
+
+function stoppedEarly(stop: Exclude<StopKind, 'complete'>, finishReason: string | null): LlmError {
+  if (stop === 'length') {
+    return new LlmError('output_limit', `The model's answer was cut off at its output limit (finish_reason "${finishReason}"), so none of it is used.`, {
+      reason: 'the answer was cut off at the output limit',
+    });
+  }
+  if (stop === 'content_filter') {
+    return new LlmError('content_filter', `The provider's content filter stopped the answer (finish_reason "${finishReason}"), so none of it is used.`, {
+      reason: "the provider's content filter stopped the answer",
+    });
+  }
+  return new LlmError('server', `The endpoint stopped the answer with an error (finish_reason "${finishReason}").`, { reason: 'the endpoint stopped the answer with an error' });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -54,7 +54,10 @@ export interface SpeculationSnapshot {
   /** The speculated messages: the suggestion as a user message, then assistant and tool messages. */
   messages: ChatMessage[];
   pipelinedSuggestion: string | null;
+  /** What went wrong, in full (what to do included). */
   error: string | null;
+  /** The same in a few words, for the quiet status line ("Couldn't run ahead: <reason>"). */
+  errorReason: string | null;
   startedAt: number;
   finishedAt: number | null;
   usage: Usage;
@@ -106,6 +109,7 @@ export class Speculation {
   private readonly messages: ChatMessage[];
   private pipelinedSuggestion: string | null = null;
   private error: string | null = null;
+  private errorReason: string | null = null;
   private readonly startedAt: number;
   private finishedAt: number | null = null;
   private readonly usage = emptyUsage();
@@ -167,6 +171,7 @@ export class Speculation {
       messages: structuredClone(this.messages),
       pipelinedSuggestion: this.pipelinedSuggestion,
       error: this.error,
+      errorReason: this.errorReason,
       startedAt: this.startedAt,
       finishedAt: this.finishedAt,
       usage: { ...this.usage },
@@ -201,11 +206,12 @@ export class Speculation {
     }
   }
 
-  private finish(status: Exclude<SpeculationStatus, 'running'>, detail?: { boundary?: Boundary; error?: string }): void {
+  private finish(status: Exclude<SpeculationStatus, 'running'>, detail?: { boundary?: Boundary; error?: string; errorReason?: string }): void {
     if (this.status !== 'running') return;
     this.status = status;
     this.boundary = detail?.boundary ?? null;
     this.error = detail?.error ?? null;
+    this.errorReason = detail?.errorReason ?? detail?.error ?? null;
     this.finishedAt = this.now();
   }
 
@@ -224,7 +230,10 @@ export class Speculation {
     } catch (error) {
       // Fail open: whatever went wrong, the run stops and the normal path stays untouched.
       if (this.controller.signal.aborted || (error instanceof LlmError && error.kind === 'aborted')) this.finish('aborted');
-      else this.finish('failed', { error: error instanceof Error ? error.message : String(error) });
+      else {
+        const message = error instanceof Error ? error.message : String(error);
+        this.finish('failed', { error: message, errorReason: error instanceof LlmError ? error.reason : message });
+      }
       this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
     }
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();

@@ -1,7 +1,7 @@
 // Predicts the user's next input with one forked model call, then filters it (suggestionFilter).
 // The fork is injected: the session passes one that reuses the main chat's cached prefix.
 import type { AssistantMessage, ChatMessage } from '../messages';
-import type { Usage } from '../llm/llmClient';
+import { LlmError, type Usage } from '../llm/llmClient';
 import { filterSuggestion, type FilterReason } from './suggestionFilter';
 
 export { FILTER_REASONS, FILTER_RULES, filterSuggestion, isFilterReason } from './suggestionFilter';
@@ -75,8 +75,11 @@ export type SuggestionResult =
   | { kind: 'filtered'; filtered: FilterReason; text: string; usage: Usage; toolCallsIgnored: number }
   /** The model chose to say nothing: the next step was not obvious. */
   | { kind: 'silent'; usage: Usage; toolCallsIgnored: number }
-  /** The call did not finish; nothing is shown and nothing is reported to the user. */
-  | { kind: 'failed'; failed: 'aborted' | 'error'; message: string };
+  /**
+   * The call did not finish; nothing is shown. `transient`: waiting may help (network, a busy
+   * server); otherwise something must change, and `reason` says what in a few words.
+   */
+  | { kind: 'failed'; failed: 'aborted' | 'error'; message: string; reason?: string; transient?: boolean };
 
 export interface GenerateSuggestionInput {
   /** The main conversation, used to count answered turns (the fork carries its own copy). */
@@ -188,7 +191,8 @@ export async function generateSuggestion(input: GenerateSuggestionInput): Promis
     reply = await fork([{ role: 'user', content: SUGGESTION_PROMPT }], signal);
   } catch (error) {
     if (signal.aborted) return { kind: 'failed', failed: 'aborted', message: errorMessage(error) };
-    return { kind: 'failed', failed: 'error', message: errorMessage(error) };
+    const known = error instanceof LlmError ? { reason: error.reason, transient: error.transient } : {};
+    return { kind: 'failed', failed: 'error', message: errorMessage(error), ...known };
   }
   // A reply that lands after the user moved on belongs to a conversation that no longer exists.
   if (signal.aborted) return { kind: 'failed', failed: 'aborted', message: 'Cancelled while the request was running.' };

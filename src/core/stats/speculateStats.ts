@@ -31,6 +31,8 @@ export interface SpeculateStatsSnapshot {
   };
   forks: {
     calls: number;
+    /** Fork requests that read at least part of their prompt from the provider's cache. */
+    cachedCalls: number;
     promptTokens: number;
     cachedTokens: number;
   };
@@ -112,6 +114,7 @@ interface Counters {
   aborted: number;
   speculationFailed: number;
   forkCalls: number;
+  cachedForkCalls: number;
   promptTokens: number;
   cachedTokens: number;
   timeSavedMs: number;
@@ -121,7 +124,7 @@ function freshCounters(): Counters {
   return {
     shown: 0, accepted: new Map(), ignored: 0, cleared: 0, silent: 0, generationFailed: 0,
     filtered: new Map(), suppressed: new Map(), started: 0, completed: 0, boundary: new Map(),
-    aborted: 0, speculationFailed: 0, forkCalls: 0, promptTokens: 0, cachedTokens: 0, timeSavedMs: 0,
+    aborted: 0, speculationFailed: 0, forkCalls: 0, cachedForkCalls: 0, promptTokens: 0, cachedTokens: 0, timeSavedMs: 0,
   };
 }
 
@@ -155,6 +158,7 @@ export class SpeculateStats {
     c.aborted = count(speculations.aborted);
     c.speculationFailed = count(speculations.failed);
     c.forkCalls = count(forks.calls);
+    c.cachedForkCalls = Math.min(count(forks.cachedCalls), c.forkCalls);
     c.promptTokens = count(forks.promptTokens);
     c.cachedTokens = Math.min(count(forks.cachedTokens), c.promptTokens);
     c.timeSavedMs = count(stored.timeSavedMs);
@@ -300,13 +304,16 @@ export class SpeculateStats {
         aborted: c.aborted,
         failed: c.speculationFailed,
       },
-      forks: { calls: c.forkCalls, promptTokens: c.promptTokens, cachedTokens: c.cachedTokens },
+      forks: { calls: c.forkCalls, cachedCalls: c.cachedForkCalls, promptTokens: c.promptTokens, cachedTokens: c.cachedTokens },
       timeSavedMs: c.timeSavedMs,
     };
   }
 
-  /** A readable multi-line summary. */
-  format(): string {
+  /**
+   * A readable multi-line summary. `models`: the chat model and speculate.fastModel, for the cost
+   * note a different fast model needs (it cannot reuse the main model's prefix cache).
+   */
+  format(models?: { model: string; fastModel: string }): string {
     const c = this.c;
     const accepted = sum(c.accepted);
     const acceptedShare = c.shown > 0 ? ` (${percent(accepted, c.shown)})` : '';
@@ -332,9 +339,17 @@ export class SpeculateStats {
     lines.push(
       c.promptTokens > 0
         ? `Prefix cache: ${percent(c.cachedTokens, c.promptTokens)} of fork prompt tokens cached ` +
-            `(${formatNumber(c.cachedTokens)} of ${formatNumber(c.promptTokens)} over ${plural(c.forkCalls, 'call')})`
+            `(${formatNumber(c.cachedTokens)} of ${formatNumber(c.promptTokens)} over ${plural(c.forkCalls, 'call')}); ` +
+            `${formatNumber(c.cachedForkCalls)} of ${plural(c.forkCalls, 'fork request')} read from the cache`
         : 'Prefix cache: no forked calls yet',
     );
+    const fast = models?.fastModel.trim();
+    if (fast && fast !== models?.model.trim()) {
+      lines.push(
+        `  Forks run on the fast model ${fast}, not ${models?.model || 'the chat model'}: a different model cannot reuse the chat model's ` +
+          'prefix cache, so every suggestion and speculation pays for its whole prompt. Leave speculate.fastModel empty to share the cache.',
+      );
+    }
     lines.push(`Time saved: ${formatDuration(c.timeSavedMs)}`);
     lines.push('These counts stay on this machine; nothing is sent anywhere.');
     return lines.join('\n');
@@ -343,6 +358,7 @@ export class SpeculateStats {
   private addUsage(usage: { promptTokens: number; cachedTokens: number }): void {
     const prompt = count(usage.promptTokens);
     this.c.forkCalls++;
+    if (count(usage.cachedTokens) > 0) this.c.cachedForkCalls++;
     this.c.promptTokens += prompt;
     // Some providers report more cached than prompt tokens; a share above 100% would be nonsense
     this.c.cachedTokens += Math.min(count(usage.cachedTokens), prompt);

@@ -58,7 +58,7 @@ describe('speculateStats', () => {
     });
     assert.deepEqual(snapshot.speculations, { started: 9, completed: 6, boundary: { shell: 1, edit: 1 }, aborted: 1, failed: 0 });
     // four generations reached the model (filtered ×2, silent, suggestion), plus one speculation fork
-    assert.deepEqual(snapshot.forks, { calls: 5, promptTokens: 6000, cachedTokens: 5160 });
+    assert.deepEqual(snapshot.forks, { calls: 5, cachedCalls: 5, promptTokens: 6000, cachedTokens: 5160 });
     assert.equal(snapshot.timeSavedMs, 41_200);
   });
 
@@ -67,7 +67,7 @@ describe('speculateStats', () => {
     stats.recordForkUsage({ promptTokens: 100, cachedTokens: 500 });
     stats.recordTimeSaved(-50);
     stats.recordTimeSaved(Number.NaN);
-    assert.deepEqual(stats.toJSON().forks, { calls: 1, promptTokens: 100, cachedTokens: 100 });
+    assert.deepEqual(stats.toJSON().forks, { calls: 1, cachedCalls: 1, promptTokens: 100, cachedTokens: 100 });
     assert.equal(stats.toJSON().timeSavedMs, 0);
   });
 
@@ -124,11 +124,22 @@ describe('speculateStats', () => {
           '  Failed requests: 1',
           'Speculations: 9 started · 6 completed · 2 stopped at a boundary · 1 aborted · 0 failed',
           '  Boundaries: edit 1 · shell 1',
-          'Prefix cache: 86% of fork prompt tokens cached (5,160 of 6,000 over 5 calls)',
+          'Prefix cache: 86% of fork prompt tokens cached (5,160 of 6,000 over 5 calls); 5 of 5 fork requests read from the cache',
           'Time saved: 41.2 s',
           'These counts stay on this machine; nothing is sent anywhere.',
         ].join('\n'),
       );
+    });
+
+    it('counts the fork requests that hit the cache, and notes what a different fast model costs', () => {
+      const stats = new SpeculateStats();
+      stats.recordForkUsage({ promptTokens: 4000, cachedTokens: 3900 });
+      stats.recordForkUsage({ promptTokens: 4100, cachedTokens: 0 });
+      const text = stats.format({ model: 'qwen3-coder-plus', fastModel: 'qwen-flash' });
+      assert.match(text, /1 of 2 fork requests read from the cache/);
+      assert.match(text, /Forks run on the fast model qwen-flash, not qwen3-coder-plus: a different model cannot reuse the chat model's prefix cache/);
+      assert.doesNotMatch(stats.format({ model: 'qwen3-coder-plus', fastModel: '' }), /fast model/);
+      assert.doesNotMatch(stats.format({ model: 'qwen3-coder-plus', fastModel: 'qwen3-coder-plus' }), /fast model/);
     });
 
     it('says plainly when there is nothing yet', () => {

@@ -18,7 +18,7 @@ function presenter() {
 function snapshot(overrides: Partial<SpeculationSnapshot> = {}): SpeculationSnapshot {
   return {
     id: 'run1', suggestion: 'add a test', status: 'running', boundary: null, toolCalls: [], filesWritten: [], messages: [],
-    pipelinedSuggestion: null, error: null, startedAt: 0, finishedAt: null, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, turns: 0,
+    pipelinedSuggestion: null, error: null, errorReason: null, startedAt: 0, finishedAt: null, usage: { promptTokens: 0, completionTokens: 0, cachedTokens: 0 }, turns: 0,
     ...overrides,
   };
 }
