@@ -13,7 +13,7 @@ import { LearnedProfiles, type LearnedEndpoint } from './learnedProfiles';
 import { LlmError, type ChatRequest, type LlmClient, type LlmEvent } from './llmClient';
 import { providerProfile, type ProviderProfile } from './providerProfile';
 import { buildChatCompletionBody, type PrefixCaching } from './requestBody';
-import { adaptationFor, applyAdaptation, learnAdaptation, learnIneffectiveSwitch, noOverrides, resolveShape, type Adaptation, type SentOptional } from './requestShape';
+import { adaptationsFor, applyAdaptation, learnAdaptation, learnIneffectiveSwitch, noOverrides, resolveShape, type Adaptation, type SentOptional } from './requestShape';
 import { readSse } from './sse';
 import { MalformedChunkError, StreamAssembler, StreamErrorReport, isRecord } from './streamAssembler';
 import { textualToolCallHint } from './textualToolCalls';
@@ -176,17 +176,19 @@ export class OpenAiCompatibleClient implements LlmClient {
         const classified = classifyError(error, context);
         // A refusal of an optional field: send the request again without it (or with the field the
         // server asks for). This is not a retry of a failure and does not use up the attempts.
-        const adaptation = !yielded && classified.server ? adaptationFor(classified.status, classified.server, sent, blindUsed) : null;
-        if (adaptation && adaptations < MAX_ADAPTATIONS) {
+        const found = !yielded && classified.server ? adaptationsFor(classified.status, classified.server, sent, blindUsed) : [];
+        if (found.length > 0 && adaptations < MAX_ADAPTATIONS) {
           adaptations++;
-          applyAdaptation(overrides, adaptation);
-          if (adaptation.kind === 'add' || adaptation.named) {
-            await this.remember(request.model, adaptation, learned);
-          } else {
-            blindUsed = true;
-            pending.push(adaptation);
+          for (const adaptation of found) {
+            applyAdaptation(overrides, adaptation);
+            if (adaptation.kind === 'add' || adaptation.named) {
+              await this.remember(request.model, adaptation, learned);
+            } else {
+              blindUsed = true;
+              pending.push(adaptation);
+            }
+            this.log(`${context.label ?? this.display}: ${describeAdaptation(adaptation)} after "${classified.server?.text ?? ''}"`);
           }
-          this.log(`${context.label ?? this.display}: ${describeAdaptation(adaptation)} after "${classified.server?.text ?? ''}"`);
           attempt--;
           continue;
         }

@@ -79,36 +79,40 @@ const TOO_BIG = /context (length|window)|too long|too large|maximum (context|len
 const ASKS_FOR = /missing|required|must be (passed|provided|sent|included|set)|needs to be|is expected/i;
 
 /**
- * How to change the request after a 4xx, or null when no optional field is to blame. `blindUsed`
- * is set once a refusal that named nothing has already cost a field in this request.
+ * How to change the request after a 4xx: every optional field the refusal names (a validator often
+ * lists them all at once), or one guess when it names none; [] when no optional field is to blame.
+ * `blindUsed` is set once a refusal that named nothing has already cost a field in this request.
  */
-export function adaptationFor(status: number | undefined, error: ServerError, sent: SentOptional, blindUsed: boolean): Adaptation | null {
-  if (status !== 400 && status !== 422) return null;
+export function adaptationsFor(status: number | undefined, error: ServerError, sent: SentOptional, blindUsed: boolean): Adaptation[] {
+  if (status !== 400 && status !== 422) return [];
   const text = `${error.text} ${error.code ?? ''} ${error.type ?? ''}`;
   const names = (field: string): boolean => error.param === field || new RegExp(`(^|[^A-Za-z0-9_])${field}([^A-Za-z0-9_]|$)`).test(text);
+  const found: Adaptation[] = [];
 
-  if (names('reasoning_content') && ASKS_FOR.test(text) && !sent.reasoning && sent.couldSendReasoning) return { kind: 'add', field: 'reasoning_content' };
-  if (names('thought_signature') && ASKS_FOR.test(text) && !sent.toolExtras) return { kind: 'add', field: 'extra_content' };
+  if (names('reasoning_content') && ASKS_FOR.test(text) && !sent.reasoning && sent.couldSendReasoning) found.push({ kind: 'add', field: 'reasoning_content' });
+  if (names('thought_signature') && ASKS_FOR.test(text) && !sent.toolExtras) found.push({ kind: 'add', field: 'extra_content' });
+  if (found.length > 0) return found;
 
   // chat_template_kwargs is refused by name even when its inner field is what the error quotes.
   if (sent.thinkingSwitch && (names(switchField(sent.thinkingSwitch)) || names('enable_thinking') || names('chat_template_kwargs'))) {
-    return { kind: 'drop_switch', id: sent.thinkingSwitch, named: true, strict: UNKNOWN_FIELD.test(text) };
+    found.push({ kind: 'drop_switch', id: sent.thinkingSwitch, named: true, strict: UNKNOWN_FIELD.test(text) });
   }
   const sentFields: OptionalField[] = [];
   if (sent.usage) sentFields.push('stream_options');
   if (sent.toolExtras) sentFields.push('extra_content');
   if (sent.reasoning) sentFields.push('reasoning_content');
   for (const field of sentFields) {
-    if (FIELD_NAMES[field].some(names)) return { kind: 'drop', field, named: true };
+    if (FIELD_NAMES[field].some(names)) found.push({ kind: 'drop', field, named: true });
   }
+  if (found.length > 0) return found;
 
   // A refusal that names no field (or names one we did not send, such as Gemini's "Budget 0 is
   // invalid"): if it reads like a refused parameter and we sent extras, try once without the most
   // likely one. Learned only if the request then succeeds.
-  if (blindUsed || !REFUSAL.test(text) || TOO_BIG.test(text)) return null;
-  if (sent.thinkingSwitch) return { kind: 'drop_switch', id: sent.thinkingSwitch, named: false };
+  if (blindUsed || !REFUSAL.test(text) || TOO_BIG.test(text)) return [];
+  if (sent.thinkingSwitch) return [{ kind: 'drop_switch', id: sent.thinkingSwitch, named: false }];
   const first = sentFields[0];
-  return first ? { kind: 'drop', field: first, named: false } : null;
+  return first ? [{ kind: 'drop', field: first, named: false }] : [];
 }
 
 /** Applies an adaptation to this request's overrides. */

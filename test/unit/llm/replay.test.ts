@@ -9,36 +9,12 @@ import * as path from 'node:path';
 import { FileLearnedProfileStore, LEARNED_PROFILES_FILE, LearnedProfiles } from '../../../src/core/llm/learnedProfiles';
 import { LlmError, type ChatRequest, type LlmEvent } from '../../../src/core/llm/llmClient';
 import { OpenAiCompatibleClient } from '../../../src/core/llm/openAiCompatibleClient';
-import type { ChatMessage, ToolDefinition } from '../../../src/core/messages';
 import { REPLAY_CASES } from '../../fixtures/replay/cases';
-import type { Expectation, HistoryKind, ReplayCase } from '../../fixtures/replay/replayCase';
+import { REPLAY_TOOLS, replayHistory } from '../../fixtures/replay/history';
+import type { Expectation, ReplayCase } from '../../fixtures/replay/replayCase';
 import { ReplayServer, routedFetch } from '../../fixtures/replay/replayServer';
 
-export const REPLAY_KEY = 'sk-replay-test-key-7d41c0ffee';
-
-export const REPLAY_TOOLS: ToolDefinition[] = [
-  { type: 'function', function: { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { file_path: { type: 'string' } }, required: ['file_path'] } } },
-  { type: 'function', function: { name: 'glob', description: 'Find files', parameters: { type: 'object', properties: { pattern: { type: 'string' } }, required: ['pattern'] } } },
-];
-
-export function replayHistory(kind: HistoryKind = 'plain'): ChatMessage[] {
-  const start: ChatMessage[] = [
-    { role: 'system', content: 'You are a coding assistant.' },
-    { role: 'user', content: 'What does a.ts export?' },
-  ];
-  if (kind === 'plain') return start;
-  const args = kind === 'bad-arguments' ? '{"file_path": "a.t' : '{"file_path":"a.ts"}';
-  return [
-    ...start,
-    {
-      role: 'assistant',
-      content: null,
-      reasoning_content: 'I should read a.ts.',
-      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'read_file', arguments: args }, extra_content: { google: { thought_signature: 'CiQB0e2Kbreplay==' } } }],
-    },
-    { role: 'tool', tool_call_id: 'call_1', content: kind === 'bad-arguments' ? 'The arguments of this tool call are not valid JSON.' : 'export const a = 1;' },
-  ];
-}
+const REPLAY_KEY = 'sk-replay-test-key-7d41c0ffee';
 
 interface CallResult {
   events: LlmEvent[];
