@@ -115,6 +115,8 @@ async function assertClean(w: World): Promise<void> {
   assert.deepEqual(leaks, [], 'the key is never shown or logged');
   assert.deepEqual(await treeSnapshot(w.root), w.before, 'nothing was written in the workspace');
   assert.deepEqual(await treeSnapshot(path.join(w.parent, 'outside')), w.outsideBefore, 'nothing was written beside it');
+  // A dismissed suggestion's overlay is deleted in the background: wait for it (a hang guard).
+  await waitUntil(async () => (await listBelow(path.join(w.tmpRoot, OVERLAY_PARENT))).length === 0, 'the overlays to be deleted').catch(() => undefined);
   assert.deepEqual(await listBelow(path.join(w.tmpRoot, OVERLAY_PARENT)), [], 'no overlay is left');
   const state = await readdir(w.stateDir).catch(() => [] as string[]);
   assert.ok(state.every((name) => name === LEARNED_PROFILES_FILE), `only the learned profiles are kept: ${state.join(', ')}`);
