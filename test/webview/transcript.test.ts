@@ -241,6 +241,33 @@ describe('chat webview: transcript', function () {
     assert.equal(await block.locator('button').isDisabled(), true);
   });
 
+  it('puts the fix on buttons under an error (Set API Key, Select Model, Open User Settings), Retry last', async () => {
+    await chat.init();
+    const { page } = chat;
+    await chat.send({
+      type: 'error',
+      id: 'e3',
+      message: 'The endpoint rejected the API key (HTTP 401: Incorrect API key provided).',
+      retryable: true,
+      actions: [
+        { action: 'setApiKey', label: 'Set API Key' },
+        { action: 'selectModel', label: 'Select Model' },
+        { action: 'openUserSettings', label: 'Open User Settings' },
+      ],
+    });
+    const block = page.locator('.error-block[data-id="e3"]');
+    assert.deepEqual(await block.locator('button').allInnerTexts(), ['Set API Key', 'Select Model', 'Open User Settings', 'Retry']);
+    await chat.clearPosted();
+    await block.locator('button', { hasText: 'Set API Key' }).click();
+    assert.deepEqual(await chat.waitForPosted('chatAction'), { type: 'chatAction', action: 'setApiKey' });
+    await chat.clearPosted();
+    await block.locator('button', { hasText: 'Open User Settings' }).click();
+    assert.deepEqual(await chat.waitForPosted('chatAction'), { type: 'chatAction', action: 'openUserSettings' });
+    // A reloaded view shows the same buttons from the snapshot.
+    await chat.init({ transcript: [{ kind: 'error', id: 'e4', message: 'No model is selected.', retryable: false, actions: [{ action: 'selectModel', label: 'Select Model' }] }] });
+    assert.deepEqual(await page.locator('.error-block[data-id="e4"] button').allInnerTexts(), ['Select Model']);
+  });
+
   it('appends an accepted speculation at once, marked as speculated, followed by its notice', async () => {
     await chat.init({ transcript: [{ kind: 'user', id: 'u0', text: 'why does the test fail?' }, { kind: 'assistant', id: 'a0', text: 'Off by one.' }] });
     const { page } = chat;

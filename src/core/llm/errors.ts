@@ -192,7 +192,7 @@ export function badResponse(context: ErrorContext, why: string): LlmError {
 /** Replaces the key wherever a server echoed it. */
 function redact(error: LlmError, secret: string | undefined): LlmError {
   if (!secret || secret.length < 4 || (!error.message.includes(secret) && !error.reason.includes(secret))) return error;
-  const clean = (text: string) => text.split(secret).join('<your API key>');
+  const clean = (text: string) => text.split(secret).join('[your API key]');
   return new LlmError(error.kind, clean(error.message), { ...(error.status !== undefined ? { status: error.status } : {}), reason: clean(error.reason), actions: error.actions });
 }
 

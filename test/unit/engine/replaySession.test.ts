@@ -337,9 +337,10 @@ describe('Engine end-to-end over replayed servers', function () {
       if (taskOf(request) !== 'think hard' || stepOf(request) !== 0) return undefined;
       const rule = replayScript(BASE, { 'think hard': [{ reasoning: 'Long thought.', text: 'Answer.' }] }, {}, { reasoningField: 'reasoning' });
       const reply = rule(request)!;
-      return { ...reply, body: [...Array.from({ length: 8 }, () => ': OPENROUTER PROCESSING\n\n'), ...(reply.body as string[])], paceMs: 30 };
+      // 1.25 s of keep-alives 25 ms apart against a 1 s idle limit: only the comments keep it alive.
+      return { ...reply, body: [...Array.from({ length: 50 }, () => ': OPENROUTER PROCESSING\n\n'), ...(reply.body as string[])], paceMs: 25 };
     };
-    w = await makeWorld({ baseUrl: 'https://openrouter.ai/api/v1', rules: [slow], idleTimeoutMs: 100 });
+    w = await makeWorld({ baseUrl: 'https://openrouter.ai/api/v1', rules: [slow], idleTimeoutMs: 1_000 });
     const outcome = await w.session.submit('think hard');
     assert.equal(outcome?.status, 'done', JSON.stringify(chatErrors(w)));
     assert.ok(!asksThinkingOff(w.server.chatRequests[0]!), 'the main chat keeps the provider\'s thinking');

@@ -115,7 +115,7 @@ describe('replays of real OpenAI-compatible servers', function () {
         retry: { baseDelayMs: 1, maxDelayMs: 1 },
         sleep: async () => undefined,
         firstTokenTimeoutMs: 2_000,
-        idleTimeoutMs: 150,
+        idleTimeoutMs: 1_000,
         log: (line) => logs.push(line),
       });
     const client = makeClient();

@@ -262,4 +262,33 @@ describe('ChatPresenter', () => {
     chat.clear();
     assert.deepEqual(chat.snapshot().transcript, []);
   });
+
+  it('a turn error carries the buttons that fix it, and Retry only when the history can be resumed', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'chat', event: { type: 'turn_error', kind: 'auth', message: 'The endpoint rejected the API key (HTTP 401: bad key).', retryable: true, actions: ['set_api_key', 'open_settings'] } });
+    chat.handle({ type: 'chat', event: { type: 'turn_error', kind: 'output_limit', message: 'The answer was cut off.', retryable: false, actions: [] } });
+    const errors = posted.filter((m) => m.type === 'error');
+    assert.deepEqual(errors, [
+      { type: 'error', id: 'e1', message: 'The endpoint rejected the API key (HTTP 401: bad key).', retryable: true, actions: [{ action: 'setApiKey', label: 'Set API Key' }, { action: 'openUserSettings', label: 'Open User Settings' }] },
+      { type: 'error', id: 'e2', message: 'The answer was cut off.', retryable: false },
+    ]);
+    assert.deepEqual(chat.snapshot().transcript.map((t) => t.kind === 'error' && t.actions?.map((a) => a.action)), [['setApiKey', 'openUserSettings'], undefined]);
+  });
+
+  it('says a lasting fork failure in the speculation status (no suggestion needed) until the next turn starts', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'fork_unavailable', reason: "property 'chat_template_kwargs' is unsupported" });
+    assert.deepEqual(chat.snapshot().speculation, { state: 'failed', toolCalls: 0, filesWritten: [], error: "property 'chat_template_kwargs' is unsupported" });
+    assert.equal(posted.filter((m) => m.type === 'error').length, 0, 'quietly: not an error block');
+    chat.handle({ type: 'busy', busy: true });
+    assert.equal(chat.snapshot().speculation.state, 'idle');
+  });
+
+  it('shows a failed speculation with the short reason, and a chat notice (a tool call written as text) as a notice', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'speculation', snapshot: snapshot({ status: 'failed', error: 'The model\'s answer was cut off at its output limit (finish_reason "length"), so none of it is used.', errorReason: 'the answer was cut off at the output limit' }) });
+    assert.equal(chat.snapshot().speculation.error, 'the answer was cut off at the output limit');
+    chat.handle({ type: 'chat', event: { type: 'notice', text: 'The model wrote a tool call as plain text.' } });
+    assert.deepEqual(posted.at(-1), { type: 'notice', id: 'n1', text: 'The model wrote a tool call as plain text.' });
+  });
 });
