@@ -2,9 +2,10 @@
 // a fresh Node process per sample), per-command classification over the corpus after warm-up, and
 // how many of the corpus's inspection commands it lets speculation run.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { isShellCommandReadOnly } from '../../src/core/shell';
+import { isShellCommandReadOnly, type ShellCheckContext } from '../../src/core/shell';
 import type { Figure } from '../types';
 
 interface CorpusCase {
@@ -32,25 +33,37 @@ function coldStart(): number {
 
 export default async function shell(): Promise<Figure[]> {
   const cases = JSON.parse(readFileSync(path.join(process.cwd(), 'test', 'fixtures', 'shell-corpus.json'), 'utf8')) as CorpusCase[];
+  // The corpus test's workspace: a few folders, the system PATH (verdicts must not depend on shims).
+  const workspace = realpathSync(mkdtempSync(path.join(tmpdir(), 'bench-shell-')));
+  for (const folder of ['src', 'docs', 'test']) mkdirSync(path.join(workspace, folder));
+  const context: ShellCheckContext = { workspaceRoot: workspace, pathValue: '/usr/bin:/bin' };
+  try {
+    return await measure(cases, context);
+  } finally {
+    rmSync(workspace, { recursive: true, force: true });
+  }
+}
+
+async function measure(cases: CorpusCase[], context: ShellCheckContext): Promise<Figure[]> {
 
   const cold: number[] = [];
   for (let i = 0; i < COLD_SAMPLES; i++) cold.push(coldStart());
 
   for (let round = 0; round < WARM_UP_ROUNDS; round++) {
-    for (const c of cases) await isShellCommandReadOnly(c.command);
+    for (const c of cases) await isShellCommandReadOnly(c.command, context);
   }
   const perCommand: number[] = [];
   for (let round = 0; round < MEASURED_ROUNDS; round++) {
     for (const c of cases) {
       const start = process.hrtime.bigint();
-      await isShellCommandReadOnly(c.command);
+      await isShellCommandReadOnly(c.command, context);
       perCommand.push(Number(process.hrtime.bigint() - start) / 1000);
     }
   }
 
   const inspection = cases.filter((c) => c.kind === 'inspection');
   let accepted = 0;
-  for (const c of inspection) if ((await isShellCommandReadOnly(c.command)).readOnly) accepted++;
+  for (const c of inspection) if ((await isShellCommandReadOnly(c.command, context)).readOnly) accepted++;
 
   return [
     {
@@ -71,8 +84,8 @@ export default async function shell(): Promise<Figure[]> {
       name: 'inspection commands accepted',
       unit: '%',
       samples: [(100 * accepted) / inspection.length],
-      target: '≥ 85%',
-      note: `${accepted} of ${inspection.length} inspection commands in the corpus (the rest refused for safety, each with its reason)`,
+      target: '≥ 95%',
+      note: `${accepted} of ${inspection.length} inspection commands in the corpus of ${cases.length} (${cases.length - inspection.length} adversarial; the rest refused for safety, each with its reason)`,
     },
   ];
 }

@@ -26,8 +26,8 @@ export function safePathEntries(value: string | undefined, excluded: readonly st
     if (excluded.some((root) => isWithin(root, absolute))) continue;
     let real: string;
     try {
+      // A file in PATH is harmless (lookups in it fail); only existence matters here.
       real = realpathSync.native(absolute);
-      if (!statSync(real).isDirectory()) continue;
     } catch {
       continue;
     }

@@ -25,21 +25,45 @@ export interface ShellCheckContext {
   pathValue?: string;
 }
 
+/** Recently resolved workspace roots: the same root is checked for every command of a session. */
+const ROOT_CACHE_MS = 2000;
+const resolvedRoots = new Map<string, { real: string; at: number }>();
+
+function resolvedRoot(spelled: string): string {
+  const now = Date.now();
+  const cached = resolvedRoots.get(spelled);
+  if (cached && now - cached.at < ROOT_CACHE_MS) return cached.real;
+  const real = realpathSync.native(spelled);
+  if (resolvedRoots.size > 32) resolvedRoots.clear();
+  resolvedRoots.set(spelled, { real, at: now });
+  return real;
+}
+
 /** The workspace a check runs against, symlinks resolved; a refusal when it cannot be placed. */
 function workspaceOf(context: ShellCheckContext): ShellWorkspace | ShellVerdict {
   let root: string;
   let cwd: string;
   try {
-    root = realpathSync.native(path.resolve(context.workspaceRoot ?? process.cwd()));
-    cwd = realpathSync.native(path.resolve(root, context.cwd ?? '.'));
+    root = resolvedRoot(path.resolve(context.workspaceRoot ?? process.cwd()));
+    cwd = context.cwd === undefined ? root : realpathSync.native(path.resolve(root, context.cwd));
   } catch (error) {
     return refuse('input', `the workspace or working directory cannot be found (${describeError(error)})`);
   }
   if (cwd !== root && !cwd.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) {
     return refuse('input', 'the working directory is outside the workspace');
   }
-  const searchPath = safeSearchPath(context.pathValue ?? process.env.PATH, [root]).join(path.delimiter);
-  return { root, cwd, searchPath, cwds: [cwd], checkedVariables: new Map() };
+  let searchPath: string | undefined;
+  return {
+    root,
+    cwd,
+    // Only version commands look programs up; most checks never need it.
+    get searchPath() {
+      searchPath ??= safeSearchPath(context.pathValue ?? process.env.PATH, [root]).join(path.delimiter);
+      return searchPath;
+    },
+    cwds: [cwd],
+    checkedVariables: new Map(),
+  };
 }
 
 /**

@@ -40,6 +40,7 @@ const RULES = new Map<string, CommandRule>([
   ['fdfind', tools.fd],
   ['printf', tools.printf],
   ['set', tools.listingOnly('set changes shell options')],
+  ['read', wrappers.read],
   ['alias', tools.listingOnly('alias defines an alias')],
   ['test', tools.test],
   ['[', tools.test],
@@ -82,7 +83,7 @@ const REFUSAL_REASONS: ReadonlyArray<[code: string, why: string, names: readonly
   ['command', 'uses the network', ['curl', 'wget', 'ssh', 'scp', 'sftp', 'ftp', 'nc', 'ncat', 'telnet', 'rsync', 'ping', 'dig', 'nslookup', 'http']],
   ['session', 'changes the shell session', [
     'cd', 'pushd', 'popd', 'dirs', 'export', 'unset', 'unalias', 'shopt', 'trap', 'ulimit',
-    'umask', 'read', 'readarray', 'mapfile', 'declare', 'local', 'typeset', 'readonly', 'let', 'shift',
+    'umask', 'readarray', 'mapfile', 'declare', 'local', 'typeset', 'readonly', 'let', 'shift',
     'getopts', 'hash', 'enable', 'exit', 'return', 'logout', 'history', 'fc', 'bind', 'complete',
     'compgen', 'compopt', 'disown', 'jobs', 'fg', 'bg', 'wait', 'suspend',
   ]],

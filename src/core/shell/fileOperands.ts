@@ -8,7 +8,7 @@ const NO_FILE_WORDS = new Set([
   'echo', 'printf', 'true', 'false', ':', 'seq', 'expr', 'sleep', 'numfmt', 'whoami', 'id', 'groups',
   'uname', 'arch', 'nproc', 'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type',
   'pgrep', 'ps', 'free', 'cal', 'lsb_release', 'help', 'basename', 'dirname', 'tr', 'test', '[', 'set',
-  'alias', 'hostname', 'df',
+  'alias', 'hostname', 'df', 'read',
   // Wrappers: the command they run is checked as a command of its own.
   'env', 'nice', 'timeout', 'time', 'stdbuf', 'command', 'bash', 'sh', 'dash',
 ]);
@@ -117,6 +117,9 @@ export function fileWords(name: string, args: readonly Arg[]): Arg[] {
       if (text.length > 2) words.push(literal(text.slice(2)));
       continue;
     }
+    // --author="$USER": a known non-file option whose value only comes at run time.
+    const prefix = arg.kind === 'literal' ? '' : (arg.literalPrefix ?? '');
+    if (!endOfOptions && prefix.startsWith('--') && prefix.includes('=') && notFiles.long.includes(prefix.slice(2, prefix.indexOf('=')))) continue;
     if (skipFirst) {
       skipFirst = false;
       continue;

@@ -36,6 +36,9 @@ interface GitArgs {
 
 type SubcommandRule = (args: GitArgs, sub: string) => ShellVerdict;
 
+/** Options whose value is only matched or shown, so it may come from a variable. */
+const DATA_VALUED_OPTION = /^--(?:author|committer|grep|since|until|after|before)=/;
+
 export const git: CommandRule = (args) => {
   let i = 0;
   for (; i < args.length; i++) {
@@ -83,6 +86,12 @@ function splitArgs(args: readonly Arg[], sub: string): GitArgs | { verdict: Shel
       continue;
     }
     if (arg.kind !== 'literal') {
+      // --author="$USER": the option is written out, only its value (data) comes at run time.
+      if (arg.kind === 'dynamic' && DATA_VALUED_OPTION.test(arg.literalPrefix ?? '')) {
+        result.options.push(arg.value);
+        result.words.push(arg.value);
+        continue;
+      }
       if (arg.mayBeOption) return { verdict: refuse('git', `git ${sub}: an argument only known at run time may be an option`) };
       result.operands.push(arg);
       result.words.push(arg.value);
@@ -208,11 +217,12 @@ const remote: SubcommandRule = (args, sub) => {
   return refuse('git', `git remote ${action} changes the repository configuration`);
 };
 
+/** --includes is not among them: an include may name any file, and --list would print what it parses. */
 const CONFIG_READ_MODES = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '-l'];
 const CONFIG_MODIFIERS = [
   '--global', '--system', '--local', '--worktree', '--file', '-f', '--blob', '--show-origin', '--show-scope',
   '--name-only', '-z', '--null', '--type', '--bool', '--int', '--bool-or-int', '--path', '--expiry-date',
-  '--default', '--includes', '--no-includes', '--fixed-value',
+  '--default', '--no-includes', '--fixed-value',
 ];
 
 const CONFIG_WRITE_WORDS = ['set', 'unset', 'edit', 'rename-section', 'remove-section'];

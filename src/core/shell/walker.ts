@@ -13,7 +13,8 @@ import { changeDirectory, checkPathArg } from './workspacePaths';
 
 /** Output redirections; all of them create or change a file unless it is /dev/null. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|']);
-const HARMLESS_TARGET = '/dev/null';
+/** Output that goes nowhere or to the command's own output streams (pipes the engine reads). */
+const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr']);
 const NAMED_DESCRIPTOR = /\{[A-Za-z_][A-Za-z0-9_]*\}$/;
 
 export function walkScript(script: ParsedScript, context: CommandContext): ShellVerdict {
@@ -237,7 +238,7 @@ class Walker {
 
   private isHarmlessTarget(target: SyntaxNode): boolean {
     const arg = evaluateWord(this.script, target);
-    return arg?.kind === 'literal' && arg.value === HARMLESS_TARGET;
+    return arg?.kind === 'literal' && HARMLESS_TARGETS.has(arg.value);
   }
 
   private heredoc(node: SyntaxNode): ShellVerdict {
@@ -353,6 +354,8 @@ class Walker {
 /** The $(…) substitutions a word is made of (through quotes and concatenation, not inside ${…}). */
 export function argumentSubstitutions(word: SyntaxNode): SyntaxNode[] {
   if (word.type === 'command_substitution') return word.children[0]?.type === '$(' ? [word] : [];
+  // <(…) as a whole argument: the command reads the script's output through a pipe.
+  if (word.type === 'process_substitution') return word.children[0]?.type === '<(' ? [word] : [];
   if (word.type !== 'string' && word.type !== 'concatenation') return [];
   return word.children.flatMap(argumentSubstitutions);
 }

@@ -14,12 +14,17 @@ export interface Arg {
   mayBeOption: boolean;
   /** For a word that is exactly "$name" (quoted, so neither split nor globbed): the name. */
   boundTo?: string;
+  /** For a pattern or dynamic word: its text before the first glob, brace or expansion. */
+  literalPrefix?: string;
 }
 
 /** One run of characters in a word: quoted text is never globbed, dynamic parts are unknown. */
 type Segment = { text: string; quoted: boolean; dynamic?: false } | { dynamic: true };
 
 const DYNAMIC: Segment = { dynamic: true };
+
+/** What <(…) stands for in a checked argument: bash passes /dev/fd/N, a pipe. */
+export const PIPE_NAME = '/dev/fd/<pipe>';
 
 /** An argument whose value cannot be known (e.g. one xargs appends from its input). */
 export const UNKNOWN_ARG: Arg = Object.freeze({ value: '…', kind: 'dynamic', mayBeOption: true });
@@ -76,6 +81,9 @@ function segmentsOf(script: ParsedScript, node: SyntaxNode): Segment[] | undefin
     case 'arithmetic_expansion':
     case 'command_substitution':
       return [DYNAMIC];
+    case 'process_substitution':
+      // /dev/fd/N, a pipe from a script checked on its own (walker.ts): no file of the workspace.
+      return textOf(script, node).startsWith('<(') ? [{ text: PIPE_NAME, quoted: true }] : undefined;
     default:
       return undefined;
   }
@@ -163,7 +171,7 @@ function argFromSegments(segments: Segment[]): Arg {
   if (kind === 'literal' && hasBraceExpansion(shape)) kind = 'pattern';
   if (kind === 'literal') return { value, kind, mayBeOption: value.startsWith('-') };
   const mayBeOption = prefix === '' ? !tildeStart : prefix.startsWith('-');
-  return { value, kind, mayBeOption };
+  return { value, kind, mayBeOption, literalPrefix: prefix };
 }
 
 /** a{b,c} and {1..3} expand to several words; {} and {a} do not. */

@@ -2,14 +2,14 @@
 // resolve inside it from every folder the command may be in, through `..`, absolute paths and
 // symlinks alike (read_file's rule). Globs are expanded the way bash would; words only known at
 // run time cannot be placed, so in a file position they make the command not read-only.
-import { readdirSync, realpathSync } from 'node:fs';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import type { ShellWorkspace } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
-import type { Arg } from './words';
+import { PIPE_NAME, type Arg } from './words';
 
 /** Devices that name no file of anybody's: reading them reveals nothing. */
-const HARMLESS_DEVICES = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom', '-']);
+const HARMLESS_DEVICES = new Set(['/dev/null', '/dev/stdin', '/dev/stdout', '/dev/stderr', '/dev/zero', '/dev/random', '/dev/urandom', '-', PIPE_NAME]);
 /** A glob that would make the check list more than this is refused rather than followed. */
 const MAX_GLOB_ENTRIES = 5000;
 
@@ -25,13 +25,16 @@ function checkLiteral(word: string, cwd: string, workspace: ShellWorkspace): She
   if (word.startsWith('~')) return outside(word, 'is in a home folder');
   const joined = word.startsWith('/') ? word : `${cwd}/${word}`;
   if (!isWithin(workspace.root, path.resolve(joined))) return outside(word, 'resolves outside the workspace');
+  // Nothing there (or a dangling link): nothing to read, nor could the command open anything.
+  // existsSync first: a failing realpath throws, which costs several times more.
+  if (!existsSync(joined)) return OK;
   let real: string;
   try {
     // The kernel's reading: `link/..` is the parent of wherever link points (path.resolve would
     // cancel the two lexically).
     real = realpathSync.native(joined);
   } catch {
-    return OK; // nothing there to read (or nothing the command could open either)
+    return OK;
   }
   return isWithin(workspace.root, real) ? OK : outside(word, 'leads outside the workspace through a symlink');
 }

@@ -67,6 +67,23 @@ export const stdbuf = wrapper(
   (operands, context) => runInner(operands, context),
 );
 
+/**
+ * read [-r] … name…: sets variables of this script only. Lower-case names only (as for loop
+ * variables): an upper-case one may be PATH, IFS, PS4 or another variable that changes what later
+ * commands run. What it reads is only known at run time, so later uses are dynamic words.
+ */
+export const read: CommandRule = (args, _context, name) => {
+  const result = scanOptions(name, args, { allowedShort: 'rsdtnNpa', shortWithValue: 'dtnNpa' });
+  if (!result.ok) return result.verdict;
+  const names = [...result.args.operands, ...result.args.options.filter((option) => option.name === 'a').map((option) => option.value)];
+  for (const variable of names) {
+    if (!variable || variable.kind !== 'literal' || !/^[a-z_][a-z0-9_]*$/.test(variable.value) || variable.value.endsWith('_proxy')) {
+      return refuse('assignment', `read ${variable?.value ?? ''}: only lower-case variable names, which cannot be an environment variable`);
+    }
+  }
+  return OK;
+};
+
 /** command -v/-V only looks a name up; plain `command cmd` runs it. */
 export const command: CommandRule = (args, context, name) => {
   const result = scanOptions(name, args, { allowedShort: 'pvV', stopAtOperand: true });

@@ -1,7 +1,7 @@
 // The shell corpus (test/fixtures/shell-corpus.json): adversarial commands that must stop
 // speculation and ordinary inspection commands that should let it go on.
 import * as assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isShellCommandReadOnly, type ShellCheckContext } from '../../../src/core/shell';
@@ -23,6 +23,7 @@ describe('shell classifier: corpus', () => {
   let context: ShellCheckContext;
   before(() => {
     workspace = realpathSync(mkdtempSync(join(tmpdir(), 'shell-corpus-')));
+    for (const folder of ['src', 'docs', 'test']) mkdirSync(join(workspace, folder));
     context = { workspaceRoot: workspace, pathValue: '/usr/bin:/bin' };
   });
   after(() => rmSync(workspace, { recursive: true, force: true }));
@@ -34,11 +35,11 @@ describe('shell classifier: corpus', () => {
     assert.equal(new Set(cases.map((c) => c.command)).size, cases.length);
   });
 
-  it('accepts at least 85% of the inspection commands', async () => {
+  it('accepts at least 95% of the inspection commands', async () => {
     const inspection = cases.filter((c) => c.kind === 'inspection');
     let accepted = 0;
     for (const c of inspection) if ((await isShellCommandReadOnly(c.command, context)).readOnly) accepted++;
-    assert.ok(accepted / inspection.length >= 0.85, `${accepted} of ${inspection.length} accepted`);
+    assert.ok(accepted / inspection.length >= 0.95, `${accepted} of ${inspection.length} accepted`);
   });
 
   for (const c of cases) {
