@@ -1,6 +1,7 @@
 // Test harness for the chat webview: serves the real page (renderChatHtml, strict CSP, the bundle
 // built from src/webview/main.ts, media/chat.css) on 127.0.0.1 and drives it in Chromium with a fake
 // acquireVsCodeApi that records what the webview posts and keeps its state across reloads.
+import * as assert from 'node:assert/strict';
 import * as esbuild from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
 import * as http from 'node:http';
@@ -269,4 +270,38 @@ export async function openChat(
 /** Lets queued messages and animation frames run (deltas render once per frame). */
 export async function settle(page: Page): Promise<void> {
   await page.evaluate(() => new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))));
+}
+
+/**
+ * Mocha hooks for a suite of chat pages: one browser and page server for the suite, a fresh page
+ * per test, and every test ends with no error in the page and nothing blocked by the CSP.
+ */
+export function useChatPages(): { chat(): ChatPage } {
+  let browser: Browser | undefined;
+  let harness: Harness | undefined;
+  let current: ChatPage | undefined;
+  before(async () => {
+    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
+  });
+  after(async () => {
+    await browser?.close();
+    await harness?.close();
+  });
+  beforeEach(async () => {
+    current = await openChat(browser!, harness!);
+  });
+  afterEach(async () => {
+    const page = current!;
+    const errors = page.pageErrors.slice();
+    const violations = await page.cspViolations();
+    await page.page.close();
+    assert.deepEqual(errors, [], 'no errors in the page');
+    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  });
+  return {
+    chat() {
+      if (!current) throw new Error('no chat page open');
+      return current;
+    },
+  };
 }

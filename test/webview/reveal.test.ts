@@ -1,9 +1,8 @@
 // Tab in one frame, in Chromium: the speculated turns the host previews are rendered off-screen, and
 // Tab reveals them in its own key event, before any host reply; then applied, conflicts, or withdrawn.
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { SpeculationPreview, TranscriptItem } from '../../src/shared/protocol';
-import { launchChromium, openChat, settle, startHarness, type ChatPage, type Harness } from './harness';
+import { settle, useChatPages, type ChatPage } from './harness';
 
 const SUGGESTION = { id: 's1', text: 'add a test for farewell' };
 const NEXT = { id: 's2', text: 'run the tests' };
@@ -33,26 +32,10 @@ function preview(patch: Partial<SpeculationPreview> = {}): SpeculationPreview {
 
 describe('chat webview: Tab reveals the speculated result', function () {
   this.timeout(20_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   /** A chat with the suggestion shown, its run ready and its preview sent. */

@@ -37,8 +37,8 @@ export async function makeSession(
     suggestionReply?: Partial<ScriptedReply>;
     files?: Record<string, string>;
     prefixCaching?: PrefixCaching;
-    /** More session options (stats, …). */
-    session?: Partial<ChatSessionOptions>;
+    /** More session options (stats, …); a function when they need the world (its services). */
+    session?: Partial<ChatSessionOptions> | ((world: EngineWorld) => Partial<ChatSessionOptions>);
   } = {},
 ): Promise<SessionWorld> {
   const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {});
@@ -70,7 +70,7 @@ export async function makeSession(
     classifyShell: services.classifyShell,
     createOverlay: services.createOverlay,
     clock,
-    ...options.session,
+    ...(typeof options.session === 'function' ? options.session(world) : options.session),
   });
   session.subscribe((event) => events.push(event));
   return { world, session, clock, events, approvals };

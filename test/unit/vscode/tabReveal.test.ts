@@ -1,24 +1,17 @@
 // Tab in one frame, host side: a real ChatSession feeds the presenter, which previews the running
 // speculation to the webview; Tab's acceptRevealed applies exactly the revealed version or refuses it.
 import * as assert from 'node:assert/strict';
-import { SUGGESTION_DELAY_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
-import { ChatSession, type SessionConfig, type SessionEvent } from '../../../src/core/session';
 import type { HostToWebview, SpeculationPreview, TranscriptItem } from '../../../src/shared/protocol';
 import { ChatPresenter, itemsFromMessages } from '../../../src/vscode/chatPresenter';
 import { acceptRevealed } from '../../../src/vscode/speculationPreview';
 import type { ScriptedReply } from '../../fixtures/scriptedServer';
-import { FakeClock, makeWorld, MODEL, taskScript, waitUntil, type EngineWorld } from '../engine/engineKit';
+import { MODEL, waitUntil } from '../engine/engineKit';
+import { GREET, makeSession, warmUpAndShow, type SessionWorld } from '../engine/sessionKit';
 
-const GREET = 'export function greet(name: string) {\n  return `Hello, ${name}`;\n}\n';
 const FAREWELL = `${GREET}export const farewell = (name: string) => \`Bye, \${name}\`;\n`;
 const TASK = 'add a farewell function to greet.ts';
 const NEXT = 'write a test for farewell';
-
-const WARMUP: Record<string, ScriptedReply[]> = {
-  hello: [{ text: 'Hi! What shall we work on?' }],
-  'show me src/greet.ts': [{ toolCalls: [{ name: 'read_file', arguments: { file_path: 'src/greet.ts' } }] }, { text: 'It exports greet(name).' }],
-};
 
 const FAREWELL_TURNS: Record<string, ScriptedReply[]> = {
   [TASK]: [
@@ -27,51 +20,32 @@ const FAREWELL_TURNS: Record<string, ScriptedReply[]> = {
   ],
 };
 
-interface World {
-  world: EngineWorld;
-  session: ChatSession;
+/** A session whose events feed a presenter, as in the extension; the presenter answers approvals. */
+interface World extends SessionWorld {
   presenter: ChatPresenter;
   posted: HostToWebview[];
-  events: SessionEvent[];
-  clock: FakeClock;
 }
 
 async function makeChat(
   turns: Record<string, ScriptedReply[]>,
   suggestions: Record<string, string>,
-  options: { files?: Record<string, string>; failApply?: boolean; config?: Partial<SessionConfig> } = {},
+  options: { files?: Record<string, string>; failApply?: boolean } = {},
 ): Promise<World> {
-  const world = await makeWorld(options.files ?? { 'src/greet.ts': GREET }, taskScript({ ...WARMUP, ...turns }, suggestions));
-  const clock = new FakeClock();
   const posted: HostToWebview[] = [];
   const presenter = new ChatPresenter({ post: (message) => posted.push(message), model: () => ({ label: MODEL, demo: false }), settings: () => ({ enterAcceptsSuggestion: false }) });
-  const { services } = world;
-  const session = new ChatSession({
-    llm: world.llm,
-    config: { model: MODEL, fastModel: '', approvalMode: 'auto-edit', suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100, ...options.config },
-    systemPrompt: services.systemPrompt,
-    tools: services.tools,
-    toolContext: services.toolContext,
-    prompter: presenter,
-    classifyShell: services.classifyShell,
-    createOverlay: async () => {
-      const overlay = await services.createOverlay();
-      if (options.failApply) overlay.applyToReal = async () => Promise.reject(new Error('disk full'));
-      return overlay;
-    },
-    clock,
+  const s = await makeSession(turns, suggestions, {
+    ...(options.files ? { files: options.files } : {}),
+    session: (world) => ({
+      prompter: presenter,
+      createOverlay: async () => {
+        const overlay = await world.services.createOverlay();
+        if (options.failApply) overlay.applyToReal = async () => Promise.reject(new Error('disk full'));
+        return overlay;
+      },
+    }),
   });
-  const events: SessionEvent[] = [];
-  session.subscribe((event) => events.push(event));
-  session.subscribe((event) => presenter.handle(event));
-  return { world, session, presenter, posted, events, clock };
-}
-
-async function warmUpAndShow(w: World): Promise<void> {
-  assert.equal((await w.session.submit('hello'))?.status, 'done');
-  assert.equal((await w.session.submit('show me src/greet.ts'))?.status, 'done');
-  await waitUntil(() => w.clock.pendingTimers > 0, 'the suggestion to be predicted');
-  w.clock.advance(SUGGESTION_DELAY_MS);
+  s.session.subscribe((event) => presenter.handle(event));
+  return { ...s, presenter, posted };
 }
 
 function previews(w: World): SpeculationPreview[] {
@@ -112,7 +86,7 @@ describe('Tab reveal: the host side with a real session', function () {
 
   it('previews the finished run with its pipelined suggestion; Tab applies that version without sending its turns again', async () => {
     const current = (w = await makeChat(FAREWELL_TURNS, { 'show me src/greet.ts': TASK, [TASK]: NEXT }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, TASK);
     const copy = await finalPreview(current);
     assert.deepEqual(copy.next && { text: copy.next.text }, { text: NEXT }, 'the next suggestion comes with the run');
     assert.deepEqual(copy.items.map((item) => item.kind), ['user', 'assistant', 'toolGroup', 'assistant']);
@@ -147,7 +121,7 @@ describe('Tab reveal: the host side with a real session', function () {
 
   it('refuses a stale version (the run moved on since) and accepts the Tab the usual way', async () => {
     const current = (w = await makeChat(FAREWELL_TURNS, { 'show me src/greet.ts': TASK, [TASK]: NEXT }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, TASK);
     const copy = await finalPreview(current);
     const older = previews(current).at(-2)!;
     assert.ok(older.seq < copy.seq);
@@ -171,7 +145,7 @@ describe('Tab reveal: the host side with a real session', function () {
 
   it('refuses a reveal of a suggestion that is no longer shown and accepts nothing', async () => {
     const current = (w = await makeChat(FAREWELL_TURNS, { 'show me src/greet.ts': TASK }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, TASK);
     const copy = await finalPreview(current);
     current.posted.length = 0;
     let usual = 0;
@@ -196,7 +170,7 @@ describe('Tab reveal: the host side with a real session', function () {
     };
     const files = { 'src/greet.ts': GREET, 'src/a.ts': 'export const a = 1;\n', 'src/b.ts': 'export const b = 1;\n' };
     const current = (w = await makeChat(turns, { 'show me src/greet.ts': BOTH }, { files }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, BOTH);
     const copy = await finalPreview(current);
     const MINE = 'export const a = 7; // mine\n';
     await current.world.write('src/a.ts', MINE);
@@ -229,7 +203,7 @@ describe('Tab reveal: the host side with a real session', function () {
 
   it('a failed apply withdraws the block: nothing is shown as applied, and the request runs live', async () => {
     const current = (w = await makeChat(FAREWELL_TURNS, { 'show me src/greet.ts': TASK }, { failApply: true }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, TASK);
     const copy = await finalPreview(current);
     const suggestionId = current.presenter.currentSuggestionId!;
     current.posted.length = 0;
@@ -248,7 +222,7 @@ describe('Tab reveal: the host side with a real session', function () {
   it('Tab while the run is still in flight is refused as a reveal and promotes the run as before', async () => {
     const slow: Record<string, ScriptedReply[]> = { [TASK]: [{ ...FAREWELL_TURNS[TASK][0], latencyMs: 400 }, FAREWELL_TURNS[TASK][1]] };
     const current = (w = await makeChat(slow, { 'show me src/greet.ts': TASK }));
-    await warmUpAndShow(current);
+    await warmUpAndShow(current, TASK);
     await waitUntil(() => previews(current).length > 0, 'the first preview');
     const copy = webviewCopy(current);
     assert.equal(copy.final, false);
