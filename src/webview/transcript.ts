@@ -126,7 +126,7 @@ export class Transcript {
   /**
    * Moves everything `staged` rendered to the end of this transcript, ids included, so later
    * messages about those items find them; `staged` is left empty. Returns the moved elements and
-   * a function that takes them out again.
+   * a function that takes them out again. (A new map of items by id must move here too.)
    */
   adopt(staged: Transcript): { elements: HTMLElement[]; remove(): void } {
     const elements = [...staged.items.children] as HTMLElement[];
