@@ -239,7 +239,7 @@ export class SpeculateController implements vscode.Disposable {
     else if (snapshot.status === 'running') this.statusBar.update({ state: 'running', toolCalls: snapshot.toolCalls.filter((c) => c.executed).length });
     else if (snapshot.status === 'completed') this.statusBar.update({ state: 'ready', files: snapshot.filesWritten.length });
     else if (snapshot.status === 'boundary') this.statusBar.update({ state: 'boundary', detail: snapshot.boundary?.detail ?? 'stopped', files: snapshot.filesWritten.length });
-    else if (snapshot.status === 'failed') this.statusBar.update({ state: 'failed', error: snapshot.error ?? 'failed' });
+    else if (snapshot.status === 'failed') this.statusBar.update({ state: 'failed', error: snapshot.errorReason ?? snapshot.error ?? 'failed' });
     else this.statusBar.update({ state: 'idle' });
   }
 

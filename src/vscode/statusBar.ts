@@ -36,7 +36,7 @@ export class SpeculationStatusBar implements vscode.Disposable {
         break;
       case 'failed':
         this.item.text = '$(circle-slash) Speculation failed';
-        this.item.tooltip = `${status.error}. The chat works as usual.`;
+        this.item.tooltip = `Couldn't run ahead: ${status.error}. The chat works as usual; Tab still sends the suggestion.`;
         break;
     }
     this.item.accessibilityInformation = { label: this.item.text.replace(/\$\([^)]*\)\s*/g, ''), role: 'button' };

@@ -23,8 +23,11 @@ export function ensureToolResultPairing(messages: readonly ChatMessage[]): ChatM
       if (!results.has(result.tool_call_id)) results.set(result.tool_call_id, result);
     }
     const calls = message.tool_calls.filter((call) => results.has(call.id));
-    const assistant: AssistantMessage = { role: 'assistant', content: message.content };
+    // Everything else the message carries stays, in its place (reasoning_content must go back to
+    // the servers that need it; the validity check compares the JSON).
+    const assistant: AssistantMessage = structuredClone(message);
     if (calls.length > 0) assistant.tool_calls = structuredClone(calls);
+    else delete assistant.tool_calls;
     if (calls.length > 0 || (assistant.content !== null && assistant.content !== '')) {
       repaired.push(assistant);
       for (const call of calls) repaired.push(structuredClone(results.get(call.id)!));

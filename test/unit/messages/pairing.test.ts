@@ -55,4 +55,14 @@ describe('ensureToolResultPairing', () => {
     (repaired[0] as { content: string | null }).content = 'changed';
     assert.equal(messages[0].content, null);
   });
+
+  it('keeps what else an assistant message carries (reasoning a thinking server needs back), so a well-paired history stays valid', () => {
+    const messages: ChatMessage[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [call('a'), call('b')], reasoning_content: 'Read both.' },
+      { role: 'tool', tool_call_id: 'a', content: 'A' },
+    ];
+    assert.deepEqual(ensureToolResultPairing(messages)[1], { role: 'assistant', content: null, tool_calls: [call('a')], reasoning_content: 'Read both.' });
+    assert.equal(isToolResultPairingValid(messages.slice(0, 2).concat([{ role: 'tool', tool_call_id: 'a', content: 'A' }, { role: 'tool', tool_call_id: 'b', content: 'B' }])), true);
+  });
 });
