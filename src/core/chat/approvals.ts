@@ -1,6 +1,9 @@
 // The approval scheduler of the main chat: given the approval mode and a tool call, decides whether
 // it runs, asks the user first, or is refused (TOOLS.md "Approval modes"), and remembers "always".
-import type { ToolKind } from '../tools/types';
+import { protectedPathsOr, type ProtectedMatch } from '../fs/protectedPaths';
+import { findProtectedWrite } from '../tools';
+import type { Tool, ToolContext, ToolKind } from '../tools/types';
+import { unifiedDiff } from '../tools/unifiedDiff';
 import type { ToolArgs } from '../messages';
 
 export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
@@ -10,7 +13,17 @@ export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
  * judged the command read-only, so it must run in the environment that verdict assumes
  * (ToolContext.approvedAsReadOnly).
  */
-export type ApprovalDecision = { action: 'run'; readOnly?: true } | { action: 'ask' } | { action: 'refuse'; reason: string };
+export type ApprovalDecision = { action: 'run'; readOnly?: true } | { action: 'ask'; change?: ProposedChange } | { action: 'refuse'; reason: string };
+
+/** What a write call would change, for the user to judge before allowing it. */
+export interface ProposedChange {
+  /** Workspace-relative path of the file it writes. */
+  path: string;
+  /** Unified diff of the file as it is now against the call's result ('--- /dev/null' for a new file). */
+  diff: string;
+  /** Set when the file is a protected path (speculate.protectedPaths): which glob, and why it matters. */
+  protected?: { pattern: string; why: string };
+}
 
 export type ApprovalAnswer = 'allow' | 'deny' | 'allow_always';
 
@@ -21,6 +34,8 @@ export interface ApprovalRequest {
   args: ToolArgs;
   /** The one-line summary the UI shows, e.g. "src/app.ts" or the shell command. */
   summary: string;
+  /** Write calls: the change itself (a diff), and whether it touches a protected path. */
+  change?: ProposedChange;
   /** Aborted when the turn is cancelled while the question is open. */
   signal?: AbortSignal;
 }
@@ -43,6 +58,12 @@ interface ToolIdentity {
   kind: ToolKind;
 }
 
+/** A tool as decide() can use it: its name and kind, and for write tools the paths and a preview. */
+type DecidedTool = ToolIdentity & Partial<Pick<Tool, 'pathArgs' | 'preview'>>;
+
+/** Where the call would run: the workspace (to place paths and preview writes) and its protected paths. */
+export type ApprovalContext = Pick<ToolContext, 'fs' | 'protectedPaths'>;
+
 export class ApprovalScheduler {
   private currentMode: ApprovalMode;
   private readonly isReadOnly: IsReadOnlyCommand;
@@ -62,7 +83,7 @@ export class ApprovalScheduler {
     this.currentMode = mode;
   }
 
-  async decide(tool: ToolIdentity, args: ToolArgs): Promise<ApprovalDecision> {
+  async decide(tool: DecidedTool, args: ToolArgs, context?: ApprovalContext): Promise<ApprovalDecision> {
     const mode = this.currentMode;
     if (tool.kind === 'read') return RUN;
     if (mode === 'plan') {
@@ -75,11 +96,18 @@ export class ApprovalScheduler {
           'Investigate with read tools and present your plan with exit_plan_mode; the user decides when changes start.',
       };
     }
+    if (tool.kind === 'write' && mode !== 'yolo') {
+      // A protected file asks whatever the mode or an earlier "always": it can make tools run programs.
+      const guarded = await protectedTarget(tool, args, context);
+      if (guarded) return { action: 'ask', change: await proposedChange(tool, args, context, guarded) };
+    }
     if (mode === 'yolo') return tool.kind === 'shell' ? this.shellInYolo(args) : RUN;
     switch (tool.kind) {
-      case 'write':
-        if (mode === 'auto-edit') return RUN;
-        return this.always.has(grantKey(tool, args)) ? RUN : ASK;
+      case 'write': {
+        if (mode === 'auto-edit' || this.always.has(grantKey(tool, args))) return RUN;
+        const change = await proposedChange(tool, args, context, undefined);
+        return change ? { action: 'ask', change } : ASK;
+      }
       case 'shell': {
         if (this.always.has(grantKey(tool, args))) return RUN;
         if (mode === 'default') return ASK;
@@ -120,6 +148,30 @@ export class ApprovalScheduler {
   resetGrants(): void {
     this.always.clear();
   }
+}
+
+/** The protected path a write call targets: placed through the workspace when known, else as spelled. */
+async function protectedTarget(tool: DecidedTool, args: ToolArgs, context: ApprovalContext | undefined): Promise<ProtectedMatch | undefined> {
+  const pathArgs = tool.pathArgs ?? ['file_path'];
+  if (context) return findProtectedWrite({ kind: tool.kind, pathArgs }, args, context);
+  const matcher = protectedPathsOr(undefined);
+  for (const arg of pathArgs) {
+    const value = args[arg];
+    if (typeof value === 'string' && !value.startsWith('/')) {
+      const hit = matcher.match(value.replace(/^(\.\/)+/, ''));
+      if (hit) return hit;
+    }
+  }
+  return undefined;
+}
+
+/** The diff a write call would make, computed without writing; undefined when it cannot be previewed. */
+async function proposedChange(tool: DecidedTool, args: ToolArgs, context: ApprovalContext | undefined, guarded: ProtectedMatch | undefined): Promise<ProposedChange | undefined> {
+  const preview = context && tool.preview ? await tool.preview(args, context as ToolContext) : undefined;
+  const marks = guarded ? { protected: { pattern: guarded.pattern, why: guarded.why } } : {};
+  if (preview) return { path: preview.path, diff: unifiedDiff(preview.path, preview.before, preview.after), ...marks };
+  // A protected write still says so when its change cannot be shown (the call will fail when run).
+  return guarded ? { path: guarded.path, diff: '', ...marks } : undefined;
 }
 
 const RUN: ApprovalDecision = { action: 'run' };

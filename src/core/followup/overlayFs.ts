@@ -6,10 +6,12 @@ import * as path from 'node:path';
 import { IgnoreStack, parseGitignore } from '../fs/gitignore';
 import { assertCreatableNames, toAbsolute } from '../fs/paths';
 import { choosePrivateBase, ensurePrivateFolder } from '../fs/privateFolders';
+import { protectedPathsOr, ProtectedPathError, type ProtectedPaths } from '../fs/protectedPaths';
 import { globToRegExp, literalPrefix } from '../fs/globMatch';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from '../fs/textSearch';
 import { ALWAYS_SKIPPED_DIRS, comparePaths, joinPath } from '../fs/treeWalk';
 import {
+  EngineFault,
   FileNotFoundError,
   PathOutsideWorkspaceError,
   SpecialFileError,
@@ -57,6 +59,12 @@ export interface OverlayFsOptions {
   fallbackTmpRoots?: readonly string[];
   /** Other open workspaces the overlay must not live in (the base's own root always counts). */
   avoidRoots?: readonly string[];
+  /**
+   * speculate.protectedPaths (TOOLS.md's defaults when absent): a change to one of them is refused
+   * with ProtectedPathError, whoever asks, so nothing that runs programs or holds secrets is ever
+   * in an overlay to be applied by Tab.
+   */
+  protectedPaths?: ProtectedPaths;
   /** Names the overlay folder; defaults to a random UUID. */
   id?: string;
   /** Defaults to this process; stale cleanup removes folders of pids that no longer run. */
@@ -77,7 +85,7 @@ export interface Disposable {
 }
 
 /** The overlay's own storage failed; names the workspace path, never the overlay's location. */
-export class OverlayStorageError extends Error {
+export class OverlayStorageError extends EngineFault {
   constructor(readonly path: string, action: string, code: string) {
     super(`The speculation could not ${action} its copy of "${path}" (${code}); discard the speculation and run the prompt again.`);
     this.name = 'OverlayStorageError';
@@ -325,6 +333,7 @@ export class OverlayFs implements WorkspaceFs {
       this.assertUsable();
       options.signal?.throwIfAborted();
       const file = await this.resolve(requested);
+      this.assertUnprotected(requested, file);
       await this.writeMerged(file, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, undefined);
       this.emit([file]);
     });
@@ -336,6 +345,7 @@ export class OverlayFs implements WorkspaceFs {
       this.assertUsable();
       const target = await this.resolve(requested);
       if (target === '') throw new Error('Cannot delete the workspace folder itself.');
+      this.assertUnprotected(requested, target);
       const info = await this.statMerged(target);
       if (!info) throw new FileNotFoundError(target);
       if (info.type === 'file') {
@@ -359,6 +369,8 @@ export class OverlayFs implements WorkspaceFs {
       const source = await this.resolve(from);
       const target = await this.resolve(to);
       if (source === '' || target === '') throw new Error('Cannot rename the workspace folder itself.');
+      this.assertUnprotected(from, source);
+      this.assertUnprotected(to, target);
       if (source === target) return;
       const info = await this.statMerged(source);
       if (!info) throw new FileNotFoundError(source);
@@ -373,6 +385,11 @@ export class OverlayFs implements WorkspaceFs {
       if (existing?.type === 'file') throw new Error(`${target} is a file; cannot replace it with the directory ${source}.`);
       if (existing && (await this.listMerged(target)).length > 0) throw new Error(`Directory ${target} is not empty; cannot move ${source} onto it.`);
       const { files, dirs } = await this.walkMerged(source);
+      // Every file that moves is a change at both ends: checked before anything moves.
+      for (const file of files) {
+        this.assertUnprotected(file, file);
+        this.assertUnprotected(target + file.slice(source.length), target + file.slice(source.length));
+      }
       const changed: string[] = [source, target];
       for (const file of files) {
         const moved = target + file.slice(source.length);
@@ -559,6 +576,11 @@ export class OverlayFs implements WorkspaceFs {
    */
   private async entryKey(requested: string): Promise<string> {
     return this.entries.has(requested) ? requested : this.resolve(requested);
+  }
+
+  private assertUnprotected(requested: string, file: string): void {
+    const hit = protectedPathsOr(this.options.protectedPaths).matchWrite(this.root, requested, file);
+    if (hit) throw new ProtectedPathError(hit);
   }
 
   private assertUsable(): void {

@@ -3,6 +3,8 @@
 // Fail closed: anything the gate cannot place with certainty is a boundary, with a reason in words.
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import { PathOutsideWorkspaceError } from '../fs/workspaceFs';
+import { describeProtected, type ProtectedPaths } from '../fs/protectedPaths';
+import { findProtectedWrite } from '../tools';
 import type { Tool } from '../tools/types';
 import type { ApprovalMode } from '../chat/approvals';
 import type { ToolArgs } from '../messages';
@@ -30,6 +32,8 @@ export interface GateContext {
   overlayHasWrites: boolean;
   /** The read-only shell classifier (src/core/shell), for a command run in `directory` (workspace-relative). */
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
+  /** speculate.protectedPaths; TOOLS.md's defaults when absent. A write to one is a boundary in every mode. */
+  protectedPaths?: ProtectedPaths;
 }
 
 function boundary(type: BoundaryType, tool: string, detail: string): GateDecision {
@@ -74,6 +78,9 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
   }
   const outside = await firstOutsidePath(tool, args, context.fs);
   if (outside) return boundary('path', toolName, outside);
+  // Before the mode: not even yolo lets a speculation write what makes tools run programs or holds secrets.
+  const guarded = await findProtectedWrite(tool, args, { fs: context.fs, protectedPaths: context.protectedPaths });
+  if (guarded) return boundary('edit', toolName, `${describeProtected(guarded)}; writing it needs your approval`);
 
   switch (tool.kind) {
     case 'read':

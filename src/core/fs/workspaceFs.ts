@@ -93,6 +93,17 @@ export class FileNotFoundError extends Error {
   }
 }
 
+/**
+ * A failure of the engine's own machinery, not of the tool call: a tool lets it through instead of
+ * reporting it to the model, and its caller decides (a speculation stops at a boundary or fails).
+ */
+export class EngineFault extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EngineFault';
+  }
+}
+
 export type SpecialKind = 'fifo' | 'socket' | 'character device' | 'block device' | 'special file';
 
 /** A FIFO, socket or device: refused without being opened (opening a FIFO can block for ever). */

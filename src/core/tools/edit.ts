@@ -164,6 +164,10 @@ export const editTool = defineTool({
     const create = args.old_string === '' ? ' · create' : '';
     return `${oneLine(args.file_path)}${create}${all}`;
   },
+  async preview(args, context) {
+    const plan = await planEdit(args, context);
+    return plan.kind === 'write' ? { path: plan.path, before: plan.before, after: plan.after } : undefined;
+  },
   async run(args, context) {
     const plan = await planEdit(args, context);
     if (plan.kind === 'refuse') return failure(plan.output);

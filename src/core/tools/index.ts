@@ -2,6 +2,7 @@
 // gate runs before letting a call execute.
 import type { ToolArgs, ToolDefinition } from '../messages';
 import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
+import { protectedPathsOr, type ProtectedMatch } from '../fs/protectedPaths';
 import { agentTool } from './agent';
 import { askUserQuestionTool } from './askUserQuestion';
 import { editTool } from './edit';
@@ -15,7 +16,7 @@ import { createShellTool, type ShellToolOptions } from './runShellCommand';
 import { saveMemoryTool } from './saveMemory';
 import { skillTool } from './skill';
 import { todoWriteTool } from './todoWrite';
-import type { Tool, ToolName } from './types';
+import type { Tool, ToolContext, ToolName } from './types';
 import { createWebFetchTool, type WebFetchOptions } from './webFetch';
 import { webSearchTool } from './webSearch';
 import { writeFileTool } from './writeFile';
@@ -90,6 +91,28 @@ export async function resolveToolPaths(tool: Pick<Tool, 'pathArgs'>, args: ToolA
     }
   }
   return { ok: true, paths };
+}
+
+/**
+ * The first protected path a write call would write (its path arguments as spelled and as
+ * resolved), or undefined. Paths that cannot be placed are left to the path check.
+ */
+export async function findProtectedWrite(tool: Pick<Tool, 'kind' | 'pathArgs'>, args: ToolArgs, context: Pick<ToolContext, 'fs' | 'protectedPaths'>): Promise<ProtectedMatch | undefined> {
+  if (tool.kind !== 'write') return undefined;
+  const matcher = protectedPathsOr(context.protectedPaths);
+  for (const arg of tool.pathArgs) {
+    const value = args?.[arg];
+    if (typeof value !== 'string') continue;
+    let resolved: string;
+    try {
+      resolved = await context.fs.resolve(value);
+    } catch {
+      continue;
+    }
+    const hit = matcher.matchWrite(context.fs.root, value, resolved);
+    if (hit) return hit;
+  }
+  return undefined;
 }
 
 export {

@@ -1,8 +1,8 @@
 // What every tool shares: reading and checking arguments, placing paths inside the workspace, and
 // turning the errors a tool can meet into results the model can act on (a tool never throws).
 import type { JsonSchema, ToolArgs } from '../messages';
-import { FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError, UnsafeNameError } from '../fs/workspaceFs';
-import type { Tool, ToolContext, ToolKind, ToolName, ToolResult } from './types';
+import { EngineFault, FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError, UnsafeNameError } from '../fs/workspaceFs';
+import type { Tool, ToolContext, ToolKind, ToolName, ToolResult, WritePreview } from './types';
 
 /** A tool argument of the wrong type or value; becomes a failed result naming the argument. */
 export class ToolArgumentError extends Error {
@@ -184,6 +184,8 @@ export interface ToolSpec {
   pathArgs?: readonly string[];
   summarize(args: ToolArgs): string;
   run(args: ArgReader, context: ToolContext): Promise<ToolResult>;
+  /** Write tools: what the call would write, without writing (see Tool.preview). */
+  preview?(args: ArgReader, context: ToolContext): Promise<WritePreview | undefined>;
 }
 
 /** Builds a Tool whose execute turns every expected error into a failed result. */
@@ -207,6 +209,19 @@ export function defineTool(spec: ToolSpec): Tool {
         return spec.name;
       }
     },
+    ...(spec.preview
+      ? {
+          async preview(args: ToolArgs, context: ToolContext): Promise<WritePreview | undefined> {
+            if (args === null || typeof args !== 'object' || Array.isArray(args)) return undefined;
+            try {
+              return await spec.preview!(new ArgReader(spec.name, args), context);
+            } catch {
+              // A call that cannot even be previewed fails when it runs, and says why then.
+              return undefined;
+            }
+          },
+        }
+      : {}),
     async execute(args: ToolArgs, context: ToolContext): Promise<ToolResult> {
       if (args === null || typeof args !== 'object' || Array.isArray(args)) {
         return failure(`${spec.name}: arguments must be a JSON object.`);
@@ -215,6 +230,9 @@ export function defineTool(spec: ToolSpec): Tool {
         if (context.signal?.aborted) return failure(`${spec.name} was cancelled before it ran.`);
         return await runBounded(spec, new ArgReader(spec.name, args), context);
       } catch (error) {
+        // Not the call's failure but the engine's (a protected path in speculation, the overlay's
+        // disk): the caller decides; the model is not told.
+        if (error instanceof EngineFault) throw error;
         if (error instanceof ToolArgumentError || error instanceof PathOutsideWorkspaceError) return failure(error.message);
         if (error instanceof SpecialFileError || error instanceof UnsafeNameError) return failure(error.message);
         if (error instanceof FileNotFoundError) return failure(`${error.message}. Check the path (glob or list_directory can find it).`);

@@ -1,6 +1,7 @@
 // What a tool is: its fixed definition (TOOLS.md), its kind for approvals and the speculation
 // gate, and an execute function over the ports in ToolContext. Tools never touch node:fs directly.
 import type { ToolArgs, ToolDefinition } from '../messages';
+import type { ProtectedPaths } from '../fs/protectedPaths';
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
 
@@ -75,6 +76,11 @@ export interface ToolContext {
    * programs off, no PATH entry in the workspace. A command the user approved runs as they know it.
    */
   approvedAsReadOnly?: boolean;
+  /**
+   * The protected paths of this session (speculate.protectedPaths); the defaults of TOOLS.md when
+   * absent. Writes to them ask in every approval mode but yolo and stop a speculation.
+   */
+  protectedPaths?: ProtectedPaths;
   /** Time limit of each file tool call (tests shorten it); FILE_TOOL_TIME_LIMIT_MS by default. */
   toolTimeLimitMs?: number;
   /** Holds the todo list between calls of todo_write. */
@@ -90,4 +96,16 @@ export interface Tool {
   /** One line for the UI's tool group header, e.g. "src/app.ts (lines 1-40)". */
   summarize(args: ToolArgs): string;
   execute(args: ToolArgs, context: ToolContext): Promise<ToolResult>;
+  /**
+   * Write tools: what the call would write, computed without writing (for the approval's diff).
+   * Undefined when the call would fail or write nothing.
+   */
+  preview?(args: ToolArgs, context: ToolContext): Promise<WritePreview | undefined>;
+}
+
+/** The bytes a write would replace and put in their place; `before` undefined = a new file. */
+export interface WritePreview {
+  path: string;
+  before: Uint8Array | undefined;
+  after: Uint8Array;
 }

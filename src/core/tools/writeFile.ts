@@ -22,6 +22,13 @@ export const writeFileTool = defineTool({
     const lines = typeof args.content === 'string' ? ` · ${countLines(args.content)} lines` : '';
     return `${oneLine(args.file_path)}${lines}`;
   },
+  async preview(args, { fs }) {
+    const content = args.string('content', { allowEmpty: true });
+    const file = await fs.resolve(args.string('file_path'));
+    const existing = file === '' ? undefined : await fs.stat(file);
+    if (file === '' || (existing && existing.type !== 'file')) return undefined;
+    return { path: file, before: existing ? await fs.readFile(file) : undefined, after: Buffer.from(content, 'utf8') };
+  },
   async run(args, { fs, signal }) {
     const requested = args.string('file_path');
     const content = args.string('content', { allowEmpty: true });

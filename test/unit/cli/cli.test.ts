@@ -78,6 +78,18 @@ describe('headless CLI', function () {
     assert.equal(out[5].line, 6);
   });
 
+  it('gate answers boundary for writes to protected paths in every mode, yolo included', async () => {
+    const workspace = join(repo, 'test/fixtures/workspaces/demo');
+    const targets = ['.git/hooks/post-checkout', '.vscode/tasks.json', '.envrc', 'demo.code-workspace', '.github/workflows/ci.yml'];
+    const input = targets.flatMap((file_path) => ['auto-edit', 'yolo'].map((approvalMode) => JSON.stringify({ tool: 'write_file', args: { file_path, content: 'x' }, approvalMode, workspace }))).join('\n');
+    const out = lines((await run(['gate'], input)).stdout);
+    assert.equal(out.length, targets.length * 2);
+    for (const line of out) {
+      assert.equal(line.decision, 'boundary');
+      assert.match(String(line.reason), /is a protected file \(.+\); writing it needs your approval/);
+    }
+  });
+
   describe('speculate', () => {
     let model: ScriptedServer;
     let scratch: string;

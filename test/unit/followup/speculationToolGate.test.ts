@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { gateToolCall, type ApprovalMode, type GateContext } from '../../../src/core/followup/speculationToolGate';
 import { resolveInsideWorkspace } from '../../../src/core/fs/paths';
 import type { WorkspaceFs } from '../../../src/core/fs/workspaceFs';
+import { ProtectedPaths } from '../../../src/core/fs/protectedPaths';
 import type { Tool, ToolKind, ToolName } from '../../../src/core/tools/types';
 
 function fakeTool(name: ToolName, kind: ToolKind, pathArgs: string[] = []): Tool {
@@ -105,5 +106,41 @@ describe('speculationToolGate', () => {
       const result = await gateToolCall(name, tool, {}, context('yolo'));
       assert.equal(result.decision === 'boundary' && result.boundary.type, type, name);
     }
+  });
+
+  describe('protected paths', () => {
+    const writeFileTool = fakeTool('write_file', 'write', ['file_path']);
+
+    before(async () => {
+      await mkdir(join(root, 'config'), { recursive: true });
+      await symlink(join(root, 'config'), join(root, '.vscode'));
+    });
+
+    it('a write to one is a boundary in every mode, yolo included, saying which file and why', async () => {
+      for (const target of ['.git/hooks/post-checkout', '.vscode/tasks.json', 'app.code-workspace', '.env.local', 'sub/.envrc', '.github/workflows/ci.yml', '.yarnrc.yml']) {
+        for (const mode of ['plan', 'default', 'auto-edit', 'yolo'] as const) {
+          for (const [name, tool] of [['edit', edit], ['write_file', writeFileTool]] as const) {
+            const result = await gateToolCall(name, tool, { file_path: target }, context(mode));
+            assert.equal(result.decision, 'boundary', `${name} ${target} in ${mode}`);
+            if (result.decision !== 'boundary') continue;
+            assert.equal(result.boundary.type, 'edit');
+            assert.match(result.reason, /is a protected file \(.+\); writing it needs your approval/, `${name} ${target} in ${mode}`);
+          }
+        }
+      }
+    });
+
+    it('counts the spelled path through a symlinked folder, and what the symlink lands on', async () => {
+      // .vscode is a symlink to config/: VS Code still reads .vscode/tasks.json.
+      assert.equal((await gateToolCall('write_file', writeFileTool, { file_path: '.vscode/tasks.json' }, context('yolo'))).decision, 'boundary');
+      assert.equal((await gateToolCall('write_file', writeFileTool, { file_path: 'config/tasks.json' }, context('yolo'))).decision, 'redirect');
+    });
+
+    it('follows the session setting: its own globs, or none', async () => {
+      const custom = { ...context('yolo'), protectedPaths: new ProtectedPaths(['src/generated/**']) };
+      assert.equal((await gateToolCall('edit', edit, { file_path: 'src/generated/api.ts' }, custom)).decision, 'boundary');
+      assert.equal((await gateToolCall('edit', edit, { file_path: '.envrc' }, custom)).decision, 'redirect');
+      assert.equal((await gateToolCall('edit', edit, { file_path: 'src/a.ts' }, context('yolo'))).decision, 'redirect');
+    });
   });
 });
