@@ -6,6 +6,7 @@ import type { ToolRegistry } from './chat/toolRegistry';
 import { OverlayFs } from './followup/overlayFs';
 import type { SpeculationOverlay } from './followup/speculation';
 import { NodeWorkspaceFs } from './fs/nodeWorkspaceFs';
+import { DEFAULT_PROTECTED_PATHS, ProtectedPaths } from './fs/protectedPaths';
 import { NodeProcessRunner } from './process/nodeProcessRunner';
 import { toAbsolute } from './fs/paths';
 import { isShellCommandReadOnly } from './shell';
@@ -20,6 +21,8 @@ export interface WorkspaceServices {
   /** Whether `command`, run in `directory` (workspace-relative; default the root), is read-only. */
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
+  /** speculate.protectedPaths as the tools, the gate and the overlays see it; update() applies a changed setting. */
+  protectedPaths: ProtectedPaths;
 }
 
 export interface WorkspaceServicesOptions {
@@ -31,13 +34,17 @@ export interface WorkspaceServicesOptions {
   otherWorkspaces?: readonly string[];
   /** Extra tool ports (LSP from the editor, a question prompter). */
   toolContext?: Partial<Omit<ToolContext, 'fs'>>;
+  /** speculate.protectedPaths (globs); TOOLS.md's list by default. */
+  protectedPaths?: readonly string[];
 }
 
 export async function openWorkspaceServices(root: string, options: WorkspaceServicesOptions = {}): Promise<WorkspaceServices> {
   const fs = await NodeWorkspaceFs.open(root);
   const registry = createToolRegistry();
-  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, ...options.toolContext, fs };
+  const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
+  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs };
   return {
+    protectedPaths,
     fs,
     tools: registry,
     toolContext,
@@ -49,6 +56,7 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
         ...(options.tmpRoot ? { tmpRoot: options.tmpRoot } : {}),
         ...(options.fallbackTmpRoots ? { fallbackTmpRoots: options.fallbackTmpRoots } : {}),
         ...(options.otherWorkspaces ? { avoidRoots: options.otherWorkspaces } : {}),
+        protectedPaths,
       }),
   };
 }

@@ -75,7 +75,18 @@ export function speculationStatusOf(snapshot: SpeculationSnapshot | null, sugges
 }
 
 /** What an approval shows beyond its summary: the command, the file and the size of the change. */
-export function approvalDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary'>): string {
+export function approvalDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary' | 'change'>): string {
+  const base = callDetail(request);
+  const change = request.change;
+  if (!change) return base;
+  // The change itself, so the user judges what will be written and not a summary of it.
+  const warning = change.protected
+    ? `Protected file: ${change.path} — ${change.protected.why} (it matches "${change.protected.pattern}" in speculate.protectedPaths).`
+    : undefined;
+  return [warning, base, change.diff].filter((part) => part !== undefined && part !== '').join('\n\n');
+}
+
+function callDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary'>): string {
   const args = request.args;
   const str = (key: string) => (typeof args[key] === 'string' ? (args[key] as string) : '');
   switch (request.tool) {

@@ -132,6 +132,7 @@ export class SpeculateController implements vscode.Disposable {
 
   private onSettingsChanged(): void {
     this.settings = readSettings(this.trusted);
+    this.services?.protectedPaths.update(this.settings.protectedPaths);
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
     void this.migrateLegacyKey();
@@ -183,6 +184,8 @@ export class SpeculateController implements vscode.Disposable {
       return undefined;
     }
     const services = await openWorkspaceServices(folder.uri.fsPath, {
+      protectedPaths: this.settings.protectedPaths,
+      otherWorkspaces: (vscode.workspace.workspaceFolders ?? []).filter((f) => f !== folder && f.uri.scheme === 'file').map((f) => f.uri.fsPath),
       toolContext: {
         lsp: new EditorLspProvider(folder.uri),
         // Reads the setting on each search, so configuring it later needs no reload.

@@ -13,6 +13,7 @@ export const USER_ONLY_SETTINGS = {
   'speculate.baseUrl': 'it decides where your code and your API key are sent',
   'speculate.approvalMode': 'it decides which tool calls run without asking you',
   'speculate.webSearchUrl': 'it decides where your search queries are sent',
+  'speculate.protectedPaths': 'it decides which files an edit may change without asking you',
 } as const satisfies Record<string, string>;
 
 export type UserOnlySetting = keyof typeof USER_ONLY_SETTINGS;

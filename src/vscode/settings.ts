@@ -3,6 +3,7 @@
 // Every value is checked for its type: a workspace's settings file may hold anything.
 import * as vscode from 'vscode';
 import type { ApprovalMode } from '../core/chat/approvals';
+import { DEFAULT_PROTECTED_PATHS } from '../core/fs/protectedPaths';
 import type { PrefixCaching } from '../core/llm/requestBody';
 import { narrowedValue, restrictedValue, userValue, type Inspection, type UserOnlySetting } from './settingPolicy';
 
@@ -21,11 +22,16 @@ export interface SpeculateSettings {
   webSearchUrl: string;
   /** Azure OpenAI api-version for deployment URLs that name none. */
   azureApiVersion: string;
+  /** Globs of protected paths (speculate.protectedPaths); TOOLS.md's list by default. */
+  protectedPaths: string[];
 }
 
 const APPROVAL_MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
 
 const asString = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+/** A list of strings; anything else (a hand-edited settings file) falls back to the default. */
+const asStringList = (value: unknown, fallback: readonly string[]): string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string') ? [...value] : [...fallback];
 const asBoolean = (fallback: boolean) => (value: unknown): boolean => (typeof value === 'boolean' ? value : fallback);
 const clamped = (min: number, max: number, fallback: number) => (value: unknown): number =>
   typeof value === 'number' && Number.isFinite(value) ? Math.min(max, Math.max(min, Math.round(value))) : fallback;
@@ -54,6 +60,7 @@ export function readSettings(trusted: boolean): SpeculateSettings {
     requestTimeoutMs: clamped(5, 3600, 60)(restricted('requestTimeoutSeconds')) * 1000,
     webSearchUrl: asString(user('speculate.webSearchUrl')),
     azureApiVersion: asString(restricted('azureApiVersion')),
+    protectedPaths: asStringList(user('speculate.protectedPaths'), DEFAULT_PROTECTED_PATHS),
   };
 }
 

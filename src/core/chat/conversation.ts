@@ -288,13 +288,14 @@ export class Conversation {
     }
     if (!parsed.ok) return finish('error', parsed.error);
 
-    const decision = await this.options.approvals.decide(tool, parsed.args);
+    const decision = await this.options.approvals.decide(tool, parsed.args, this.options.toolContext);
     if (decision.action === 'refuse') return finish('refused', decision.reason);
     if (decision.action === 'ask') {
       this.emit({ type: 'approval_requested', callId: call.id, name, summary });
       let answer: ApprovalAnswer;
       try {
-        answer = await this.options.prompter.request({ callId: call.id, tool: name, kind: tool.kind, args: structuredClone(parsed.args), summary, signal });
+        const change = decision.change ? { change: decision.change } : {};
+        answer = await this.options.prompter.request({ callId: call.id, tool: name, kind: tool.kind, args: structuredClone(parsed.args), summary, signal, ...change });
       } catch (error) {
         if (signal.aborted) return finish('cancelled', CANCELLED_TEXT);
         const why = error instanceof Error ? error.message : String(error);

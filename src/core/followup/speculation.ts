@@ -2,7 +2,8 @@
 // CacheSafeParams, with every write in a copy-on-write overlay and every tool call through the gate.
 // It never touches the main conversation: accept and abort hand results to the caller (the session).
 import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolMessage } from '../messages';
-import { PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
+import { describeProtected, ProtectedPathError } from '../fs/protectedPaths';
+import { EngineFault, PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import type { Tool, ToolContext } from '../tools/types';
@@ -378,6 +379,7 @@ export class Speculation {
       fs: overlay,
       overlayHasWrites: overlay.writtenFiles().length > 0,
       classifyShell: this.options.classifyShell,
+      protectedPaths: this.options.toolContext?.protectedPaths,
     });
     record.decision = decision.decision;
     if (decision.decision === 'boundary') {
@@ -400,6 +402,14 @@ export class Speculation {
         this.boundaries.set(record.index, { type: 'path', tool: call.function.name, detail: error.message });
         return record;
       }
+      if (error instanceof ProtectedPathError) {
+        // The overlay refused a protected path the gate could not see coming: a boundary all the same.
+        record.decision = 'boundary';
+        this.boundaries.set(record.index, { type: 'edit', tool: call.function.name, detail: `${describeProtected(error.match)}; writing it needs your approval` });
+        return record;
+      }
+      // The engine's own failure (the overlay's disk): the run fails; the model never sees it.
+      if (error instanceof EngineFault) throw error;
       if (this.controller.signal.aborted) throw new LlmError('aborted', 'Speculation aborted.');
       record.executed = true;
       record.ok = false;

@@ -114,6 +114,13 @@ describe('ChatPresenter', () => {
     assert.equal(approvalDetail({ tool: 'run_shell_command', args: { command: 'npm test', directory: 'pkg' }, summary: '' }), 'npm test\n(in pkg)');
     assert.equal(approvalDetail({ tool: 'edit', args: { file_path: 'a.ts', old_string: 'x', new_string: 'y\nz' }, summary: '' }), 'a.ts: replace 1 line with 2');
     assert.equal(approvalDetail({ tool: 'web_fetch', args: { url: 'https://x.test' }, summary: '' }), 'https://x.test');
+    // A write with its change: the diff follows, and a protected file says why it asks.
+    const diff = '--- a/.vscode/tasks.json\n+++ b/.vscode/tasks.json\n@@ -1,1 +1,1 @@\n-{}\n+{"tasks": []}';
+    const change = { path: '.vscode/tasks.json', diff, protected: { pattern: '.vscode/*.json', why: 'VS Code runs tasks from it' } };
+    assert.equal(
+      approvalDetail({ tool: 'write_file', args: { file_path: '.vscode/tasks.json', content: '{"tasks": []}\n' }, summary: '', change }),
+      `Protected file: .vscode/tasks.json — VS Code runs tasks from it (it matches ".vscode/*.json" in speculate.protectedPaths).\n\n.vscode/tasks.json: write 2 lines\n\n${diff}`,
+    );
   });
 
   it('a new chat clears everything and denies a pending approval', async () => {

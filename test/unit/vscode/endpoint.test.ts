@@ -12,7 +12,7 @@ const KEY = 'sk-canary-endpoint-0123456789';
 function settingsFor(baseUrl: string): SpeculateSettings {
   return {
     baseUrl, model: 'scripted-model', fastModel: '', approvalMode: 'default', suggestionsEnabled: true, speculationEnabled: true,
-    maxTurns: 20, maxMessages: 100, enterAcceptsSuggestion: false, prefixCaching: 'none', requestTimeoutMs: 60_000, webSearchUrl: '', azureApiVersion: '',
+    maxTurns: 20, maxMessages: 100, enterAcceptsSuggestion: false, prefixCaching: 'none', requestTimeoutMs: 60_000, webSearchUrl: '', azureApiVersion: '', protectedPaths: [],
   };
 }
 
