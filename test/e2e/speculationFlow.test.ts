@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
+import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import type { ScriptedServer } from '../fixtures/scriptedServer';
 import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, type Workbench } from './workbench';
@@ -12,7 +13,7 @@ import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, type Work
 
 /** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
 function overlayDirs(workbench: Workbench): string[] {
-  const parent = join(workbench.tmpDir, 'speculate');
+  const parent = join(workbench.tmpDir, OVERLAY_PARENT);
   if (!existsSync(parent)) return [];
   return readdirSync(parent).flatMap((pid) => readdirSync(join(parent, pid)).map((id) => `${pid}/${id}`));
 }

@@ -14,7 +14,7 @@ const EXTENSION_ID = 'speculate.speculate';
 export interface Workbench {
   page: Page;
   workspace: string;
-  /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate/). */
+  /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate-<uid>/). */
   tmpDir: string;
   /** The chat webview's document. */
   chat(): FrameLocator;
