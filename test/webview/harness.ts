@@ -276,7 +276,7 @@ export async function settle(page: Page): Promise<void> {
  * Mocha hooks for a suite of chat pages: one browser and page server for the suite, a fresh page
  * per test, and every test ends with no error in the page and nothing blocked by the CSP.
  */
-export function useChatPages(): { chat(): ChatPage } {
+export function useChatPages(): { chat(): ChatPage; origin(): string } {
   let browser: Browser | undefined;
   let harness: Harness | undefined;
   let current: ChatPage | undefined;
@@ -302,6 +302,10 @@ export function useChatPages(): { chat(): ChatPage } {
     chat() {
       if (!current) throw new Error('no chat page open');
       return current;
+    },
+    origin() {
+      if (!harness) throw new Error('the page server did not start');
+      return harness.origin;
     },
   };
 }

@@ -3,34 +3,17 @@
 import * as assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser } from 'playwright-core';
 import type { TranscriptItem } from '../../src/shared/protocol';
-import { launchChromium, openChat, repoRoot, settle, startHarness, type ChatPage, type Harness } from './harness';
+import { repoRoot, settle, useChatPages, type ChatPage } from './harness';
 
 const SUGGESTION = { id: 's1', text: 'add a regression test for input without a trailing newline' };
 
 describe('chat webview: input', function () {
   this.timeout(20_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   const focusedTag = (): Promise<string | undefined> => chat.page.evaluate(() => document.activeElement?.tagName);
@@ -192,7 +175,7 @@ describe('chat webview: input', function () {
 
     await chat.send({ type: 'suggestion', id: 's3', text: 'commit this' });
     await chat.clearPosted();
-    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: harness.origin });
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: pages.origin() });
     await page.evaluate(() => navigator.clipboard.writeText('pasted words'));
     await page.keyboard.press('Control+V');
     await page.waitForFunction(() => document.querySelector('textarea')!.value === 'pasted words');

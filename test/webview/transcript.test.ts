@@ -1,32 +1,15 @@
 // The chat webview's transcript in Chromium: messages, safe streamed Markdown, links, tool groups,
 // approvals, errors, notices, conflicts, and robustness against malformed host messages.
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { ToolCallView } from '../../src/shared/protocol';
-import { launchChromium, openChat, settle, startHarness, type ChatPage, type Harness } from './harness';
+import { settle, useChatPages, type ChatPage } from './harness';
 
 describe('chat webview: transcript', function () {
   this.timeout(20_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   it('shows the welcome explaining Tab while the chat is empty, and the model with its demo badge', async () => {
