@@ -8,7 +8,7 @@ import { sed } from './sed';
 import * as tools from './toolRules';
 import { fileWords, followsEverySymlink } from './fileOperands';
 import { OK, refuse, type ShellVerdict } from './verdict';
-import { checkPathArg } from './workspacePaths';
+import { checkPathArg, checkPatternWords } from './workspacePaths';
 import { REDIRECTED, redirectedCommand, VERSION_FLAGS, versionCommand } from './versionCommands';
 import * as wrappers from './wrappers';
 import type { Arg } from './words';
@@ -121,6 +121,8 @@ export function classifyArgv(argv: readonly Arg[], context: CommandContext): She
 function readsInsideWorkspace(name: string, args: readonly Arg[], context: CommandContext): ShellVerdict {
   const follows = followsEverySymlink(name, args);
   if (follows) return refuse('path', `${follows}, which may lead outside the workspace`);
+  const patterns = checkPatternWords(args, context.workspace);
+  if (!patterns.readOnly) return patterns;
   for (const word of fileWords(name, args)) {
     const verdict = checkPathArg(word, context.workspace);
     if (!verdict.readOnly) return verdict;

@@ -7,7 +7,7 @@ import type { Arg } from './words';
 const NO_FILE_WORDS = new Set([
   'echo', 'printf', 'true', 'false', ':', 'seq', 'expr', 'sleep', 'numfmt', 'whoami', 'id', 'groups',
   'uname', 'arch', 'nproc', 'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type',
-  'pgrep', 'ps', 'free', 'cal', 'lsb_release', 'help', 'basename', 'dirname', 'tr', 'test', '[', 'set',
+  'ps', 'free', 'cal', 'lsb_release', 'help', 'basename', 'dirname', 'tr', 'test', '[', 'set',
   'alias', 'hostname', 'df', 'read',
   // Wrappers: the command they run is checked as a command of its own.
   'env', 'nice', 'timeout', 'time', 'stdbuf', 'command', 'bash', 'sh', 'dash',

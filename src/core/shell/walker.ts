@@ -9,7 +9,7 @@ import { textOf } from './syntaxTree';
 import { checkTestCommand } from './testCommand';
 import { OK, refuse, type ShellVerdict } from './verdict';
 import { evaluateWord, type Arg } from './words';
-import { changeDirectory, checkPathArg } from './workspacePaths';
+import { changeDirectory, checkPathArg, checkPatternWords } from './workspacePaths';
 
 /** Output redirections; all of them create or change a file unless it is /dev/null. */
 const WRITE_REDIRECTS = new Set(['>', '>>', '&>', '&>>', '>|']);
@@ -170,7 +170,7 @@ class Walker {
     workspace.checkedVariables.delete(name);
     const checked = values.every((value) => {
       const arg = evaluateWord(this.script, value);
-      return arg !== undefined && arg.kind !== 'dynamic' && checkPathArg(arg, workspace).readOnly;
+      return arg !== undefined && arg.kind !== 'dynamic' && checkPathArg(arg, workspace).readOnly && checkPatternWords([arg], workspace).readOnly;
     });
     if (checked && values.length > 0) workspace.checkedVariables.set(name, workspace.cwds.join('\u0000'));
     return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');

@@ -108,6 +108,43 @@ function expandGlob(pattern: string, cwd: string): string[] | undefined {
   return current.map((entry) => (absolute ? entry : entry.replace(/^\.\//, '')));
 }
 
+/**
+ * A glob or brace word that bash would turn into a word starting with "-": the command would read
+ * it as an option (a planted file named --files0-from=/etc/passwd makes `wc -l *` read that file).
+ */
+function expandsToOption(arg: Arg, alternatives: readonly string[], cwd: string): ShellVerdict | undefined {
+  const writtenAsOption = alternatives.length === 1 && (arg.literalPrefix ?? '').startsWith('-');
+  for (const alternative of alternatives) {
+    if (alternative.startsWith('-')) {
+      // --include=*.ts as written: an option of the author's, fine while bash leaves it as it is
+      // (no file matches it); braces that make an option, or matches that replace it, are not.
+      const matches = writtenAsOption && /[*?[]/.test(alternative) ? expandGlob(alternative, cwd) : undefined;
+      if (matches && matches.length === 0) continue;
+      return refuse('argument', `${arg.value} expands to ${matches?.[0] ?? alternative}, which the command reads as an option`);
+    }
+    if (!/[*?[]/.test(alternative)) continue;
+    const matches = expandGlob(alternative, cwd);
+    if (!matches) return refuse('path', `${arg.value} matches too many files to check`);
+    const dashed = matches.find((match) => match.startsWith('-'));
+    if (dashed) return refuse('argument', `${arg.value} matches ${dashed}, which the command reads as an option`);
+  }
+  return undefined;
+}
+
+/** Patterns anywhere in a command (file or not) must not expand to words read as options. */
+export function checkPatternWords(args: readonly Arg[], workspace: ShellWorkspace): ShellVerdict {
+  for (const arg of args) {
+    if (arg.kind !== 'pattern' || arg.value.startsWith('~')) continue;
+    const alternatives = expandBraces(arg.value);
+    if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
+    for (const cwd of workspace.cwds) {
+      const option = expandsToOption(arg, alternatives, cwd);
+      if (option) return option;
+    }
+  }
+  return OK;
+}
+
 /** Every folder the command may be in when it reads `arg` must see it inside the workspace. */
 export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict {
   if (arg.kind === 'dynamic') {
@@ -123,6 +160,8 @@ export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict 
     }
     const alternatives = expandBraces(arg.value);
     if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
+    const option = expandsToOption(arg, alternatives, cwd);
+    if (option) return option;
     for (const alternative of alternatives) {
       const literal = checkLiteral(alternative.replace(/[*?[].*$/, ''), cwd, workspace);
       if (!literal.readOnly) return literal;

@@ -72,13 +72,18 @@ export const stdbuf = wrapper(
  * variables): an upper-case one may be PATH, IFS, PS4 or another variable that changes what later
  * commands run. What it reads is only known at run time, so later uses are dynamic words.
  */
-export const read: CommandRule = (args, _context, name) => {
+export const read: CommandRule = (args, context, name) => {
   const result = scanOptions(name, args, { allowedShort: 'rsdtnNpa', shortWithValue: 'dtnNpa' });
   if (!result.ok) return result.verdict;
   const names = [...result.args.operands, ...result.args.options.filter((option) => option.name === 'a').map((option) => option.value)];
   for (const variable of names) {
     if (!variable || variable.kind !== 'literal' || !/^[a-z_][a-z0-9_]*$/.test(variable.value) || variable.value.endsWith('_proxy')) {
       return refuse('assignment', `read ${variable?.value ?? ''}: only lower-case variable names, which cannot be an environment variable`);
+    }
+    // A loop variable counts as a checked path; read would put any text there (on the next round
+    // of the loop too, before the words that use it).
+    if (context.workspace.checkedVariables.has(variable.value)) {
+      return refuse('assignment', `read ${variable.value} overwrites a loop variable whose values were checked as paths`);
     }
   }
   return OK;

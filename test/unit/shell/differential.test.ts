@@ -15,6 +15,11 @@ const WORDS: string[] = [
   `$(( '$(${P})' ))`, `\${x:-"\${y:-$(${P})}"}`, `"\\$(${P})"`, `<(${P})`, `>(${P})`, `a#$(${P})`, `#$(${P})`, `{a,$(${P})}`,
   `\${x:0:$(${P})}`, `"\${x[$(${P})]}"`, `'a'"$(${P})"'b'`, `$"$(${P})"`, `$\\\n(${P})`, `"$\\\n(${P})"`, `\${x:-<(${P})}`,
   `"a'$(${P})'"`, `'a'\\''$(${P})'`, `\${x# $(${P})}`, `\${x: #$(${P})}`, `$'\\''$(${P})'`, `\\"$(${P})"`, `"$"'(${P})'`,
+  // $(…) of a read-only script is accepted in arguments: where bash and the parser might part ways.
+  `$(echo ')'; ${P})`, `"$(echo ")"; ${P})"`, `$(echo $(${P}))`, `$(: <<EOF\n)\nEOF\n${P})`, `$(case x in x) ${P};; esac)`,
+  `$(echo \\); ${P})`, `$(# )\n${P})`, `$(echo '\\'')'; ${P})`, `"$(echo '"'; ${P})"`, `$(echo \`${P}\`)`, `$(echo "$(${P})")`,
+  `$(echo a)$(${P})`, `"$(echo a)"'$(${P})'`, `$(echo a; cd ..; ${P})`, `<(${P})`, `<(echo a; ${P})`, `$(ls <(${P}))`, `$(echo a) ; ${P}`,
+  `$(echo a)\n${P}`, `$(echo {a,b})$(${P})`,
 ];
 const CONTEXTS: Array<(word: string) => string> = [
   (w) => `echo ${w}`, (w) => `echo "${w}"`, (w) => `ls ${w}`, (w) => `[ -n ${w} ]`, (w) => `[[ -n ${w} ]]`, (w) => `[[ x =~ ${w} ]]`,
@@ -22,6 +27,7 @@ const CONTEXTS: Array<(word: string) => string> = [
   (w) => `cat <<EOF\n${w}\nEOF`, (w) => `cat <<-EOF\n\t${w}\n\tEOF`, (w) => `cat <<"EOF"\n${w}\nEOF`, (w) => `cat <<< ${w}`,
   (w) => `cat < ${w}`, (w) => `${w}`, (w) => `echo ${w} # c`, (w) => `bash -c 'echo ${w}'`, (w) => `bash -c "echo ${w}"`,
   (w) => `xargs echo ${w}`, (w) => `(echo ${w})`, (w) => `echo a;echo ${w}`, (w) => `git log -1 --format=${w}`, (w) => `find . -name ${w}`,
+  (w) => `cd . && echo ${w}`, (w) => `diff ${w} f`, (w) => `while read -r x; do echo ${w}; done < f`, (w) => `echo "$(echo ${w})"`,
 ];
 
 describe('shell classifier: differential check with bash', () => {
@@ -41,7 +47,7 @@ describe('shell classifier: differential check with bash', () => {
     for (const word of WORDS) {
       for (const context of CONTEXTS) {
         const command = context(word);
-        if (!(await isShellCommandReadOnly(command)).readOnly) continue;
+        if (!(await isShellCommandReadOnly(command, { workspaceRoot: dir, pathValue: '/usr/bin:/bin' })).readOnly) continue;
         accepted.push(command);
         const before = snapshot();
         spawnSync('bash', ['-c', command], { cwd: dir, stdio: 'ignore', timeout: 2000, env: { PATH: process.env.PATH ?? '', HOME: dir } });

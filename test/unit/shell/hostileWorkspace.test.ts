@@ -31,6 +31,11 @@ describe('unattended shell commands in a hostile workspace', () => {
     mkdirSync(path.join(ws.root, 'deep', 'er'), { recursive: true });
     symlinkSync(ws.outside, path.join(ws.root, 'deep', 'er', 'out'));
     writeFileSync(path.join(ws.root, 'list.txt'), `${path.join(ws.outside, 'secret.txt')}\n`);
+    // A file whose name is an option: a glob would hand it to the command as --files0-from=….
+    mkdirSync(path.join(ws.root, 'names'));
+    symlinkSync(path.join(ws.outside, 'secret.txt'), path.join(ws.root, 'names', 'away'));
+    writeFileSync(path.join(ws.root, 'names', '--files0-from=away'), '');
+    writeFileSync(path.join(ws.root, 'names', 'plain.txt'), 'plain\n');
     services = await openWorkspaceServices(ws.root);
   });
   after(() => ws.cleanup());
@@ -79,6 +84,11 @@ describe('unattended shell commands in a hostile workspace', () => {
     ['git diff --no-index notes.txt linkfile.txt'],
     ['bash -c "cat linkfile.txt"'],
     ['env cat linkfile.txt'],
+    ['wc -l *', 'names'],
+    ['cd names && wc -l *'],
+    ['for f in *; do wc "$f"; done', 'names'],
+    ['wc {--files0-from=away,plain.txt}', 'names'],
+    ['for f in src/*; do cat "$f"; read -r f < list.txt; done'],
   ];
   for (const [command, directory] of outsideReads) {
     it(`shows nothing from outside for ${JSON.stringify(command)}${directory ? ` in ${directory}` : ''}`, async function () {
