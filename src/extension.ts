@@ -22,6 +22,8 @@ export interface SpeculateApi {
   logUri: vscode.Uri;
 }
 
+let active: SpeculateController | undefined;
+
 export function activate(context: vscode.ExtensionContext): SpeculateApi | undefined {
   const started = performance.now();
   const output = vscode.window.createOutputChannel('Speculate', { log: true });
@@ -29,6 +31,7 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   const chatView = new ChatViewProvider(context.extensionUri, (line) => output.warn(line));
   const fsProvider = new SpeculationFileSystemProvider();
   const controller = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace });
+  active = controller;
   context.subscriptions.push(
     output,
     apiKeys,
@@ -58,4 +61,9 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri };
 }
 
-export function deactivate(): void {}
+/** VS Code waits for this on close and reload: the open chat is saved, a running speculation stopped and its overlay deleted. */
+export async function deactivate(): Promise<void> {
+  const controller = active;
+  active = undefined;
+  await controller?.shutdown();
+}

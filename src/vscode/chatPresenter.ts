@@ -231,7 +231,8 @@ export class ChatPresenter implements ApprovalPrompter {
     return `${prefix}${++this.counter}`;
   }
 
-  private post(message: HostToWebview): void {
+  /** Sends a message to the webview as is (replies that are not part of the transcript). */
+  post(message: HostToWebview): void {
     this.options.post(message);
   }
 

@@ -153,13 +153,14 @@ export function registerCommands(context: vscode.ExtensionContext, services: Com
   register('speculate.selectModel', () => pickModel(services, 'model'));
   register('speculate.selectFastModel', () => pickModel(services, 'fastModel'));
   register('speculate.newChat', () => services.controller.newChat());
+  register('speculate.showHistory', () => services.controller.showHistory());
   register('speculate.abortSpeculation', () => services.controller.abort());
   register('speculate.acceptSpeculation', () => services.controller.accept('tab'));
   register('speculate.discardSpeculation', () => services.controller.discard());
   register('speculate.previewChanges', () => services.controller.preview());
   register('speculate.focusChat', () => services.chatView.reveal(true));
   register('speculate.showStatistics', async () => {
-    const document = await vscode.workspace.openTextDocument({ content: services.controller.stats.format(services.controller.forkModels()), language: 'plaintext' });
+    const document = await vscode.workspace.openTextDocument({ content: services.controller.statisticsText(), language: 'plaintext' });
     await vscode.window.showTextDocument(document, { preview: true });
   });
 }

@@ -20,11 +20,21 @@ import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint 
 import { IgnoredSettingsWatcher } from './ignoredSettings';
 import { EditorLspProvider } from './lspProvider';
 import { ignoredWorkspaceSettingsText, trustedNowText, UNTRUSTED_WORKSPACE_TEXT, type UserOnlySetting } from './settingPolicy';
-import { readSettings, type SpeculateSettings } from './settings';
+import { readSettings, updateSetting, type SpeculateSettings } from './settings';
 import { speculationUri, type SpeculationFileSystemProvider } from './speculationFs';
 import { SpeculationStatusBar } from './statusBar';
+import { ChatHistory } from './chatHistory';
+import { readChatSettings } from './chatSettings';
+import { ContextAttachments } from './contextAttachments';
+import { HistoryActions } from './historyActions';
+import { UsageLedger } from '../core/usage/usageLedger';
+import { formatUsageSummary, summarizeUsage } from '../core/usage/prices';
+import type { ModelRole } from '../shared/protocol';
 
 const STATS_KEY = 'speculate.stats';
+const USAGE_KEY = 'speculate.usage';
+/** Session events after which the open chat is saved (streaming deltas are not: the turn's end is). */
+const SAVED_AFTER: ReadonlySet<SessionEvent['type']> = new Set(['user_message', 'busy', 'speculation_accepted', 'history_truncated', 'usage', 'notice', 'conflicts']);
 
 /** Whether the user trusts the open folder (vscode.workspace fits). */
 export interface WorkspaceTrust {
@@ -46,6 +56,12 @@ export class SpeculateController implements vscode.Disposable {
   /** An untrusted folder: plan mode, no speculation, and its Speculate settings do not count. */
   private trusted: boolean;
   private settings: SpeculateSettings;
+  /** Tokens of all chats, for the statistics view; kept in the extension's global state. */
+  private readonly usageTotals: UsageLedger;
+  private chatSettings = readChatSettings();
+  private readonly history: ChatHistory;
+  private readonly historyActions: HistoryActions;
+  private readonly attachments: ContextAttachments;
   private readonly demoUrl = process.env.SPECULATE_DEMO_MODEL_URL || undefined;
   private readonly presenter: ChatPresenter;
   private readonly statusBar = new SpeculationStatusBar();
@@ -66,6 +82,7 @@ export class SpeculateController implements vscode.Disposable {
     this.settings = readSettings(this.trusted);
     this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
     this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
+    this.usageTotals = UsageLedger.restore(deps.context.globalState.get(USAGE_KEY));
     // What endpoints taught us (fields they refuse, thinking switches that work) lives in the
     // extension's global storage: never in workspace settings, which a repository could write.
     const storage = deps.context.globalStorageUri;
@@ -78,13 +95,32 @@ export class SpeculateController implements vscode.Disposable {
       },
       model: () => {
         const endpoint = this.endpoint();
-        return { label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured', demo: endpoint?.demo ?? false };
+        return { label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured', demo: endpoint?.demo ?? false, fast: this.settings.fastModel };
       },
       settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion }),
+      prices: () => this.chatSettings.prices,
+    });
+    this.history = new ChatHistory({
+      context: deps.context,
+      workspaceName: () => vscode.workspace.workspaceFolders?.[0]?.name ?? '',
+      maxBytes: () => this.chatSettings.historyMaxBytes,
+      content: () =>
+        this.session && { messages: this.session.messages, usage: this.session.usageSnapshot, view: this.presenter.exportView(), model: this.sessionConfig().model },
+      log: (line) => this.log(line),
+    });
+    this.attachments = new ContextAttachments({ folder: () => vscode.workspace.workspaceFolders?.[0], fs: () => this.services?.fs });
+    this.historyActions = new HistoryActions({
+      history: this.history,
+      presenter: this.presenter,
+      session: () => this.ensureSession(),
+      onChatSwitched: () => this.attachments.clear(),
+      log: (line) => this.log(line),
     });
     this.disposables.push(
       this.statusBar,
       this.postEmitter,
+      this.history,
+      this.attachments,
       deps.chatView.onMessage((message) => void this.handleWebviewMessage(message)),
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('speculate')) this.onSettingsChanged();
@@ -133,6 +169,7 @@ export class SpeculateController implements vscode.Disposable {
   private onSettingsChanged(): void {
     this.settings = readSettings(this.trusted);
     this.services?.protectedPaths.update(this.settings.protectedPaths);
+    this.chatSettings = readChatSettings();
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
     void this.migrateLegacyKey();
@@ -206,12 +243,32 @@ export class SpeculateController implements vscode.Disposable {
       log: (line) => this.log(line),
     });
     session.subscribe((event) => this.onSessionEvent(event));
+    await this.restoreOpenChat(session);
     this.session = session;
     return session;
   }
 
+  /** After a reload: the chat that was open comes back as it was (nothing of a speculation does). */
+  private async restoreOpenChat(session: ChatSession): Promise<void> {
+    try {
+      const chat = await this.history.restoreOpenChat();
+      if (chat) await this.historyActions.show(session, chat);
+    } catch (error) {
+      this.log(`restoring the open chat failed: ${String(error)}`);
+    }
+    for (const notice of this.history.takeNotices()) {
+      this.presenter.notice(notice);
+      void vscode.window.showWarningMessage(`Speculate: ${notice}`);
+    }
+  }
+
   private onSessionEvent(event: SessionEvent): void {
     this.presenter.handle(event);
+    if (SAVED_AFTER.has(event.type)) this.history.scheduleSave();
+    if (event.type === 'usage') {
+      this.usageTotals.add(event.source, event.model, { promptTokens: event.counts.input, cachedTokens: event.counts.cached, completionTokens: event.counts.output });
+      void this.deps.context.globalState.update(USAGE_KEY, this.usageTotals.snapshot());
+    }
     if (event.type === 'suggestion') setContextKey('speculate.suggestionVisible', event.text !== null);
     if (event.type === 'speculation') this.onSpeculationChanged();
     if (event.type === 'conflicts') this.onConflicts(event.conflicts.map((c) => c.path));
@@ -264,6 +321,8 @@ export class SpeculateController implements vscode.Disposable {
   private async dispatch(message: WebviewToHost): Promise<void> {
     switch (message.type) {
       case 'ready':
+        // The open chat is restored when the session starts, so the first picture is the right one.
+        if (vscode.workspace.workspaceFolders?.[0]?.uri.scheme === 'file') await this.ensureSession();
         this.presenter.sendInit();
         return;
       case 'submit': {
@@ -276,7 +335,9 @@ export class SpeculateController implements vscode.Disposable {
         // A submit leaves the input empty; the webview sends no separate `typing` for it.
         const session = await this.ensureSession();
         session?.setUserTyping(false);
-        await session?.submit(message.text);
+        const { attachments, problems } = await this.attachments.take(message.attachments ?? []);
+        for (const problem of problems) this.presenter.notice(`Not attached: ${problem}`);
+        await session?.submit(message.text, attachments);
         return;
       }
       case 'acceptSuggestion':
@@ -340,7 +401,84 @@ export class SpeculateController implements vscode.Disposable {
       case 'chatAction':
         await runChatAction(message.action, message.setting);
         return;
+      case 'editMessage':
+        return this.editMessage(message.id, message.text);
+      case 'regenerate': {
+        const outcome = await this.session?.regenerate();
+        if (outcome?.status === 'refused') this.presenter.notice(outcome.reason);
+        return;
+      }
+      case 'historyQuery':
+        return this.historyActions.list(message.query);
+      case 'historyOpen':
+        return this.historyActions.open(message.id);
+      case 'historyRename':
+        return this.historyActions.rename(message.id, message.title);
+      case 'historyDelete':
+        return this.historyActions.delete(message.id);
+      case 'mentionQuery':
+        this.presenter.post({ type: 'mentions', requestId: message.requestId, items: await this.attachments.mentions(message.query) });
+        return;
+      case 'attach':
+        return this.attach(message.kind, message.path);
+      case 'removeAttachment':
+        this.attachments.remove(message.id);
+        return;
+      case 'pickAttachment':
+        return this.pickAttachment();
+      case 'listModels':
+        return this.listModels(message.role);
+      case 'selectModel':
+        // The settings change aborts a speculation built on the old model (onSettingsChanged).
+        await updateSetting(message.role === 'main' ? 'model' : 'fastModel', message.model, this.trusted);
+        return;
     }
+  }
+
+  private async editMessage(id: string, text: string): Promise<void> {
+    const session = await this.ensureSession();
+    const index = this.presenter.historyIndexOf(id);
+    if (!session || index === undefined) {
+      this.presenter.notice('This message can no longer be edited.');
+      return;
+    }
+    this.presenter.prepareEdit(id);
+    const outcome = await session.editAndResend(index, text);
+    if (outcome?.status === 'refused') this.presenter.notice(outcome.reason);
+  }
+
+  private async attach(kind: 'file' | 'selection' | 'problems', path?: string): Promise<void> {
+    if (kind === 'file') await this.ensureSession();
+    const result = await this.attachments.attach(kind, path);
+    if (result.ok) this.presenter.post({ type: 'attachmentAdded', attachment: result.view });
+    else this.presenter.notice(`Not attached: ${result.reason}`);
+  }
+
+  /** The paperclip's "Browse…": VS Code's file dialog, opened in the workspace. */
+  private async pickAttachment(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const picked = await vscode.window.showOpenDialog({ canSelectMany: true, canSelectFolders: false, defaultUri: folder?.uri, openLabel: 'Attach' });
+    for (const uri of picked ?? []) await this.attach('file', uri.toString());
+  }
+
+  private async listModels(role: ModelRole): Promise<void> {
+    const current = role === 'main' ? (this.endpoint()?.model ?? '') : this.settings.fastModel;
+    if (!this.endpoint()) {
+      this.presenter.post({ type: 'models', role, models: [], current, error: NO_ENDPOINT_MESSAGE });
+      return;
+    }
+    try {
+      const models = [...new Set(await this.llm.listModels())].sort();
+      this.presenter.post({ type: 'models', role, models, current });
+    } catch (error) {
+      this.presenter.post({ type: 'models', role, models: [], current, error: `Could not list the endpoint's models: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+
+  /** The statistics view: suggestion and speculation counts, then the tokens of all chats. */
+  statisticsText(): string {
+    const usage = formatUsageSummary(summarizeUsage(this.usageTotals, this.chatSettings.prices), 'Tokens, all chats');
+    return `${this.stats.format(this.forkModels())}\n\n${usage.join('\n')}`;
   }
 
   /** Tab / palette "Accept Speculation". */
@@ -366,10 +504,28 @@ export class SpeculateController implements vscode.Disposable {
     await this.session?.discard();
   }
 
+  /** New Chat keeps the old chat in the history, so it asks nothing. */
   async newChat(): Promise<void> {
-    await this.session?.newChat();
-    this.presenter.clear();
+    await this.historyActions.newChat(this.session);
     await this.deps.chatView.reveal(true);
+  }
+
+  /** The History button in the view's title bar. */
+  async showHistory(): Promise<void> {
+    await this.deps.chatView.reveal(false);
+    this.presenter.post({ type: 'showHistory' });
+  }
+
+  /** Deactivation (window closing or reloading): the open chat is saved, a speculation aborted and its overlay deleted. */
+  async shutdown(): Promise<void> {
+    try {
+      await this.history.flush();
+    } catch (error) {
+      this.log(`saving the chat on shutdown failed: ${String(error)}`);
+    }
+    const session = this.session;
+    this.session = undefined;
+    await session?.dispose();
   }
 
   async preview(path?: string): Promise<void> {
