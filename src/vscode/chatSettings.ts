@@ -2,6 +2,7 @@
 // settings.ts so the endpoint and trust settings and these can change without touching each other.
 import * as vscode from 'vscode';
 import { parsePriceTable, type PriceTable } from '../core/usage/prices';
+import { restrictedValue, userValue } from './settingPolicy';
 
 export interface ChatSettingsValues {
   /** speculate.history.maxSizeMB in bytes. */
@@ -11,12 +12,15 @@ export interface ChatSettingsValues {
 }
 
 const MB = 1024 * 1024;
+const DEFAULT_MB = 50;
 
-export function readChatSettings(): ChatSettingsValues {
+export function readChatSettings(trusted: boolean): ChatSettingsValues {
   const config = vscode.workspace.getConfiguration('speculate');
-  const megabytes = config.get<number>('history.maxSizeMB', 50);
+  // The user's own value only: a repository must not shrink the bound to delete the user's chats.
+  const megabytes = Number(userValue(config.inspect('history.maxSizeMB')) ?? DEFAULT_MB);
+  const restricted = (key: string): unknown => restrictedValue(config.inspect(key), config.get(key), trusted);
   return {
-    historyMaxBytes: Math.round((Number.isFinite(megabytes) ? Math.min(2000, Math.max(1, megabytes)) : 50) * MB),
-    prices: parsePriceTable(config.get<unknown>('usage.prices'), config.get<unknown>('usage.currency')),
+    historyMaxBytes: Math.round((Number.isFinite(megabytes) ? Math.min(2000, Math.max(1, megabytes)) : DEFAULT_MB) * MB),
+    prices: parsePriceTable(restricted('usage.prices'), restricted('usage.currency')),
   };
 }

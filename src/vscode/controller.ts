@@ -58,7 +58,7 @@ export class SpeculateController implements vscode.Disposable {
   private settings: SpeculateSettings;
   /** Tokens of all chats, for the statistics view; kept in the extension's global state. */
   private readonly usageTotals: UsageLedger;
-  private chatSettings = readChatSettings();
+  private chatSettings: ReturnType<typeof readChatSettings>;
   private readonly history: ChatHistory;
   private readonly historyActions: HistoryActions;
   private readonly attachments: ContextAttachments;
@@ -80,6 +80,7 @@ export class SpeculateController implements vscode.Disposable {
   constructor(private readonly deps: ControllerDeps) {
     this.trusted = deps.trust.isTrusted;
     this.settings = readSettings(this.trusted);
+    this.chatSettings = readChatSettings(this.trusted);
     this.stats = SpeculateStats.restore(deps.context.globalState.get(STATS_KEY));
     this.disposables.push({ dispose: this.stats.onChange(() => void deps.context.globalState.update(STATS_KEY, this.stats.toJSON())) });
     this.usageTotals = UsageLedger.restore(deps.context.globalState.get(USAGE_KEY));
@@ -169,7 +170,7 @@ export class SpeculateController implements vscode.Disposable {
   private onSettingsChanged(): void {
     this.settings = readSettings(this.trusted);
     this.services?.protectedPaths.update(this.settings.protectedPaths);
-    this.chatSettings = readChatSettings();
+    this.chatSettings = readChatSettings(this.trusted);
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
     void this.migrateLegacyKey();

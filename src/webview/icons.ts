@@ -28,6 +28,16 @@ const ICONS = {
   key: [['circle', { cx: '5', cy: '10.5', r: '3' }], ['path', { d: 'M7.2 8.4L13.5 2.1M11.2 4.4l1.6 1.6M9.6 6l1.4 1.4' }]],
   gear: [['circle', { cx: '8', cy: '8', r: '2.2' }], ['path', { d: 'M8 1.5v2M8 12.5v2M1.5 8h2M12.5 8h2M3.4 3.4l1.4 1.4M11.2 11.2l1.4 1.4M3.4 12.6l1.4-1.4M11.2 4.8l1.4-1.4' }]],
   shield: [['path', { d: 'M8 1.5l5.2 2v4.1c0 3.2-2.2 5.8-5.2 6.9-3-1.1-5.2-3.7-5.2-6.9V3.5z' }]],
+  // chat history, context and messages (issue 18)
+  edit: [['path', { d: 'M10.8 2.4l2.8 2.8-7.9 7.9-3.4.6.6-3.4zM9.4 3.8l2.8 2.8' }]],
+  history: [['circle', { cx: '8', cy: '8', r: '6' }], ['path', { d: 'M8 4.8V8l2.2 1.5' }]],
+  trash: [['path', { d: 'M3 4.5h10M6.3 4.5V3h3.4v1.5M4.4 4.5l.7 9h5.8l.7-9M6.9 7v4.2M9.1 7v4.2' }]],
+  attach: [['path', { d: 'M10.5 4.8l-4.6 4.6a1.1 1.1 0 0 0 1.6 1.6l5-5a2.4 2.4 0 0 0-3.4-3.4l-5.2 5.2a3.7 3.7 0 0 0 5.2 5.2l4.3-4.3' }]],
+  search: [['circle', { cx: '7', cy: '7', r: '4.3' }], ['path', { d: 'M10.2 10.2l3.6 3.6' }]],
+  arrowDown: [['path', { d: 'M8 2.5v10.5M3.8 9l4.2 4.2L12.2 9' }]],
+  file: [['path', { d: 'M4 1.5h5.2l2.8 2.8v10.2H4zM9 1.5v3h3' }]],
+  selection: [['path', { d: 'M2.5 4h11M2.5 8h7M2.5 12h9' }]],
+  dropdown: [['path', { d: 'M4.5 6.5L8 10l3.5-3.5' }]],
 } satisfies Record<string, Shape[]>;
 
 export type IconName = keyof typeof ICONS;

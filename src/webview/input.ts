@@ -14,6 +14,10 @@ export interface ComposerActions {
    * to show next, or null when there is nothing to reveal (the host is then asked to accept).
    */
   revealAccepted?(suggestion: Suggestion, method: AcceptMethod): { next: Suggestion | null } | null;
+  /** Ids of the context chips that go with the next message (mentions.ts). */
+  attachments?(): string[];
+  /** A message was sent (its chips went with it). */
+  submitted?(): void;
 }
 
 const PLACEHOLDER = 'Ask Speculate about your code';
@@ -265,7 +269,9 @@ export class Composer {
 
   /** A submit implies the input is empty again; no separate `typing` message follows. */
   private submit(text: string): void {
-    this.actions.post({ type: 'submit', text });
+    const attachments = this.actions.attachments?.() ?? [];
+    this.actions.post(attachments.length > 0 ? { type: 'submit', text, attachments } : { type: 'submit', text });
+    this.actions.submitted?.();
     this.textarea.value = '';
     this.hadText = false;
     this.resize();

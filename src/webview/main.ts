@@ -1,7 +1,11 @@
 // Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
 // and applies the host's messages (validated first; anything malformed is ignored).
 import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
+import { ChatHeader } from './chatHeader';
 import { h, isScrolledToEnd } from './dom';
+import { HistoryView } from './history';
+import { Mentions } from './mentions';
+import { ScrollFollow } from './scrollFollow';
 import { icon } from './icons';
 import { Composer } from './input';
 import { SpeculatedBlock } from './speculatedBlock';
@@ -47,10 +51,15 @@ function start(app: HTMLElement): void {
     post: host.post,
     announce,
     draftChanged: (draft) => save({ draft }),
+    attachments: () => mentions.ids(),
+    submitted: () => mentions.sent(),
     revealAccepted: (suggestion, method): { next: Suggestion | null } | null => {
       const revealed = speculated.reveal(suggestion, method);
       // The accepted run's status line goes in the same frame as its result appears.
-      if (revealed) status.update(lastSpeculation, revealed.next?.id);
+      if (revealed) {
+        status.update(lastSpeculation, revealed.next?.id);
+        follow.follow();
+      }
       return revealed;
     },
   });
@@ -73,8 +82,30 @@ function start(app: HTMLElement): void {
   });
   transcript.element.appendChild(speculated.element);
 
+  // Issue 18: the header (title, model pickers, usage), the history view, @ context, scroll-follow.
+  const header = new ChatHeader({ post: host.post, announce });
+  const history = new HistoryView({ post: host.post, announce, closed: () => composer.focus() });
+  const mentions: Mentions = new Mentions(composer.textarea, { post: host.post, announce });
+  composer.element.querySelector('.input-box')?.prepend(mentions.chips);
+  composer.element.querySelector('.input-box')?.before(mentions.popup);
+  composer.element.querySelector('.toolbar-actions')?.prepend(mentions.attachButton);
+  mentions.acceptDrops(app);
+  // The model in the input's toolbar opens the main model's picker too.
+  const toolbarModel = composer.element.querySelector<HTMLElement>('.input-toolbar .model');
+  toolbarModel?.setAttribute('role', 'button');
+  toolbarModel?.setAttribute('tabindex', '0');
+  toolbarModel?.addEventListener('click', () => header.models.open('main'));
+  toolbarModel?.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' || event.key === ' ') {
+      event.preventDefault();
+      header.models.open('main');
+    }
+  });
+  const follow = new ScrollFollow(transcript.element);
+  composer.element.prepend(follow.jumpButton);
+
   app.classList.add('chat');
-  app.replaceChildren(transcript.element, composer.element, announcer);
+  app.replaceChildren(header.element, transcript.element, composer.element, history.element, announcer);
 
   let lastSpeculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
   const showSpeculation = (next: SpeculationStatus): void => {
@@ -84,6 +115,7 @@ function start(app: HTMLElement): void {
 
   const setModel = (model: ModelInfo): void => {
     composer.setModel(model);
+    header.setModel(model);
     welcomeDemo.hidden = !model.demo;
   };
 
@@ -93,12 +125,16 @@ function start(app: HTMLElement): void {
     const atBottom = isScrolledToEnd(scroller);
     progress.hidden = !busy;
     if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+    app.classList.toggle('busy', busy);
+    follow.setBusy(busy);
   };
 
   const applyInit = (snapshot: ChatSnapshot): void => {
     transcript.reset(snapshot.transcript);
     speculated.reset(snapshot.preview ?? null);
     setModel(snapshot.model);
+    header.setTitle(snapshot.title ?? '');
+    header.setUsage(snapshot.usage);
     composer.setSettings(snapshot.settings);
     setBusy(snapshot.busy);
     if (!initialised) {
@@ -122,7 +158,9 @@ function start(app: HTMLElement): void {
         setModel(message.model);
         return composer.setSettings(message.settings);
       case 'userMessage':
-        return transcript.userMessage(message.id, message.text, message.speculated === true);
+        transcript.userMessage(message.id, message.text, message.speculated === true, message.attachments);
+        // What the user just sent comes into view, wherever they had scrolled.
+        return follow.follow();
       case 'assistantStart':
         return transcript.assistantStart(message.id, message.speculated === true);
       case 'assistantDelta':
@@ -157,6 +195,7 @@ function start(app: HTMLElement): void {
         return showSpeculation(message.status);
       case 'appendItems':
         for (const item of message.items) transcript.append(item);
+        if (message.items.some((item) => item.kind === 'user')) follow.follow();
         return;
       case 'conflicts':
         return transcript.conflicts(message.id, message.files);
@@ -173,9 +212,28 @@ function start(app: HTMLElement): void {
         showSpeculation({ state: 'idle', toolCalls: 0, filesWritten: [] });
         setBusy(false);
         save({ scrollTop: null });
+        header.setTitle('');
+        header.setUsage(null);
+        mentions.clear();
         return composer.focus();
       case 'focusInput':
         return composer.focus();
+      case 'truncate':
+        return transcript.truncateAfter(message.afterId);
+      case 'chatUsage':
+        return header.setUsage(message.usage);
+      case 'chatTitle':
+        return header.setTitle(message.title);
+      case 'showHistory':
+        return history.toggle();
+      case 'history':
+        return history.show(message.query, message.entries);
+      case 'mentions':
+        return mentions.show(message.requestId, message.items);
+      case 'attachmentAdded':
+        return mentions.add(message.attachment);
+      case 'models':
+        return header.models.showModels(message.role, message.models, message.current, message.error);
     }
   };
 
@@ -184,6 +242,7 @@ function start(app: HTMLElement): void {
     if (!message) return;
     try {
       handle(message);
+      follow.refresh();
     } catch (error) {
       // One bad message must not take the chat down; the next init repairs the view.
       console.error('Speculate webview: could not apply', message.type, error);

@@ -2,6 +2,8 @@
 // a model writes can become an element, an attribute or a script. Links are intercepted by main.ts.
 import { button, h } from './dom';
 import { icon } from './icons';
+import { highlightLater } from './highlight';
+import { linkifyPaths } from './links';
 import { parseInline, parseMarkdown, type Block, type Inline, type ListItem } from './markdownParse';
 
 export interface MarkdownHooks {
@@ -13,6 +15,7 @@ export interface MarkdownHooks {
 export function renderMarkdown(source: string, hooks: MarkdownHooks): DocumentFragment {
   const fragment = document.createDocumentFragment();
   for (const block of parseMarkdown(source)) fragment.appendChild(renderBlock(block, hooks));
+  linkifyPaths(fragment);
   return fragment;
 }
 
@@ -85,11 +88,13 @@ function renderCodeBlock(text: string, lang: string, hooks: MarkdownHooks): HTML
     },
     { class: 'code-copy', 'aria-label': label ? `Copy ${label} code` : 'Copy code', title: 'Copy' },
   );
+  const code = h('code', label ? { class: `language-${label}` } : {}, text);
+  highlightLater(code, text, label);
   return h(
     'div',
     { class: 'code-block' },
     h('div', { class: 'code-header' }, h('span', { class: 'code-lang' }, label), copy),
-    h('pre', { tabindex: '0', 'aria-label': label ? `${label} code` : 'code' }, h('code', label ? { class: `language-${label}` } : {}, text)),
+    h('pre', { tabindex: '0', 'aria-label': label ? `${label} code` : 'code' }, code),
   );
 }
 

@@ -1,6 +1,7 @@
 // The conversation pane: user messages, streamed assistant Markdown, tool groups, inline
 // approvals, errors with Retry and the buttons that fix them, notices and conflict choices. Only the streaming message re-renders.
 import type {
+  AttachmentView,
   ApprovalDecision,
   ChatAction,
   ConflictFile,
@@ -14,6 +15,7 @@ import type {
 import { append, button, h, isScrolledToEnd, srOnly } from './dom';
 import { icon, type IconName } from './icons';
 import { renderMarkdown } from './markdown';
+import { attachmentChips, responseActions, userMessageActions } from './messageActions';
 
 
 /** The icon on an error's action button. */
@@ -101,6 +103,8 @@ export class Transcript {
   private readonly conflictSets = new Map<string, ConflictEntry>();
   /** Renders hidden, for a later adopt(): no scrolling, and `element` is not the scroller. */
   private readonly offscreen: boolean;
+  /** The last answer's article: only it offers Regenerate. */
+  private latestResponse: HTMLElement | null = null;
 
   constructor(
     private readonly welcome: HTMLElement,
@@ -176,6 +180,7 @@ export class Transcript {
     this.approvals.clear();
     this.conflictSets.clear();
     this.response = null;
+    this.latestResponse = null;
     this.items.replaceChildren();
     this.updateEmpty();
   }
@@ -187,7 +192,10 @@ export class Transcript {
   append(item: TranscriptItem): void {
     switch (item.kind) {
       case 'user':
-        this.userMessage(item.id, item.text, item.speculated === true);
+        this.userMessage(item.id, item.text, item.speculated === true, item.attachments);
+        break;
+      case 'usage':
+        this.usage(item.id, item.text, item.detail);
         break;
       case 'assistant':
         this.assistantStart(item.id, item.speculated === true);
@@ -215,7 +223,7 @@ export class Transcript {
     }
   }
 
-  userMessage(id: string, text: string, speculated: boolean): void {
+  userMessage(id: string, text: string, speculated: boolean, attachments?: AttachmentView[]): void {
     this.mutate(() => {
       this.response = null;
       const article = h(
@@ -223,9 +231,54 @@ export class Transcript {
         { class: 'turn request', 'data-id': id, 'aria-label': speculated ? 'You (accepted suggestion)' : 'You' },
         this.header('account', 'You', speculated),
         h('div', { class: 'user-text' }, text),
+        attachmentChips(attachments),
       );
+      article.appendChild(userMessageActions(article, id, text, (message) => this.actions.post(message)));
       this.items.appendChild(article);
     });
+  }
+
+  /** What one answer cost, quietly under it. */
+  usage(id: string, text: string, detail: string): void {
+    this.mutate(() => {
+      const line = h('div', { class: 'usage-line', 'data-id': id, title: detail }, text);
+      const responses = this.items.querySelectorAll(':scope > article.response');
+      const parts = responses[responses.length - 1]?.querySelector('.response-parts');
+      (parts ?? this.items).appendChild(line);
+    });
+  }
+
+  /** Edit & resend, Regenerate: everything after the item `afterId` goes (everything without it). */
+  truncateAfter(afterId?: string): void {
+    this.mutate(() => {
+      let node: Element | null = afterId ? this.items.querySelector(`[data-id="${CSS.escape(afterId)}"]`) : null;
+      if (afterId && !node) return;
+      if (!node) this.items.replaceChildren();
+      // Everything after the item, at its own level and at every level up to the transcript.
+      while (node && node !== this.items) {
+        while (node.nextSibling) node.nextSibling.remove();
+        node = node.parentElement;
+      }
+      this.response = null;
+      for (const [key, entry] of this.assistants) {
+        if (entry.body.isConnected) continue;
+        if (entry.frame !== null) cancelAnimationFrame(entry.frame);
+        this.assistants.delete(key);
+      }
+      for (const [key, entry] of this.groups) if (!entry.element.isConnected) this.groups.delete(key);
+      for (const [key, entry] of this.approvals) if (!entry.element.isConnected) this.approvals.delete(key);
+      for (const [key, entry] of this.conflictSets) if (![...entry.rows.values()].some((r) => r.row.isConnected)) this.conflictSets.delete(key);
+    });
+  }
+
+  /** The Markdown of every answer part of a response (what Copy copies). */
+  private responseMarkdown(article: HTMLElement): string {
+    const texts: string[] = [];
+    for (const body of article.querySelectorAll<HTMLElement>('.assistant-text[data-id]')) {
+      const text = this.assistants.get(body.dataset.id ?? '')?.text.trim();
+      if (text) texts.push(text);
+    }
+    return texts.join('\n\n');
   }
 
   assistantStart(id: string, speculated: boolean): void {
@@ -512,6 +565,7 @@ export class Transcript {
     if (this.response) return this.response;
     const parts = h('div', { class: 'response-parts' });
     const article = h('article', { class: 'turn response', 'aria-label': 'Speculate' }, this.header('sparkle', 'Speculate', speculated), parts);
+    article.appendChild(responseActions(() => this.responseMarkdown(article), (message) => this.actions.post(message)));
     this.items.appendChild(article);
     this.response = parts;
     return parts;
@@ -537,7 +591,18 @@ export class Transcript {
     const atBottom = isScrolledToEnd(scroller);
     change();
     this.updateEmpty();
+    this.markLatestResponse();
     if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  private markLatestResponse(): void {
+    const responses = this.items.querySelectorAll<HTMLElement>(':scope > article.response');
+    const latest = responses[responses.length - 1] ?? null;
+    if (latest === this.latestResponse) return;
+    // An attribute, not a class: the article's classes say what it is, this only where it is.
+    this.latestResponse?.removeAttribute('data-latest');
+    latest?.setAttribute('data-latest', '');
+    this.latestResponse = latest;
   }
 
   private updateEmpty(): void {

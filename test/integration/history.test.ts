@@ -11,18 +11,7 @@ import { ChatHistory } from '../../src/vscode/chatHistory';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
 import { speculateApi } from './api';
-
-async function until<T>(messages: HostToWebview[], find: (m: HostToWebview) => T | undefined, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    for (const message of messages) {
-      const found = find(message);
-      if (found !== undefined) return found;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got: ${messages.map((m) => m.type).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { clearUserSettings, setUserSettings, until } from './helpers';
 
 class MemoryMemento implements vscode.Memento {
   private readonly values = new Map<string, unknown>();
@@ -42,20 +31,17 @@ describe('chat history in the extension host', function () {
   let model: ScriptedServer;
   const posted: HostToWebview[] = [];
   let subscription: vscode.Disposable;
-  const config = () => vscode.workspace.getConfiguration('speculate');
 
   before(async () => {
     model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
     await model.start();
-    await config().update('baseUrl', model.baseUrl, vscode.ConfigurationTarget.Workspace);
-    await config().update('model', 'scripted-demo', vscode.ConfigurationTarget.Workspace);
-    await config().update('suggestions.enabled', false, vscode.ConfigurationTarget.Workspace);
+    await setUserSettings({ baseUrl: model.baseUrl, model: 'scripted-demo', 'suggestions.enabled': false });
     const api = await speculateApi();
     subscription = api.controller.onDidPostToWebview((message) => posted.push(message));
   });
   after(async () => {
     subscription?.dispose();
-    for (const key of ['baseUrl', 'model', 'suggestions.enabled']) await config().update(key, undefined, vscode.ConfigurationTarget.Workspace);
+    await clearUserSettings(['baseUrl', 'model', 'suggestions.enabled']);
     await model?.close();
   });
 

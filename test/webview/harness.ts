@@ -137,9 +137,10 @@ export async function startHarness(): Promise<Harness> {
     } else if (url === '/dist/webview.js') {
       res.writeHead(200, { 'content-type': 'text/javascript' });
       res.end(bundle);
-    } else if (url === '/media/chat.css') {
+    } else if (/^\/media\/[\w-]+\.css$/.test(url) && existsSync(join(root, url))) {
+      // chat.css and the sheets it @imports, as the host serves media/ through asWebviewUri.
       res.writeHead(200, { 'content-type': 'text/css' });
-      res.end(readFileSync(join(root, 'media', 'chat.css')));
+      res.end(readFileSync(join(root, url)));
     } else if (url === '/favicon.ico') {
       res.writeHead(204);
       res.end();
