@@ -80,6 +80,8 @@ export default async function activation(): Promise<Figure[]> {
       name: `bundle size dist/${bundle}`,
       unit: 'KB',
       samples: [bytes / 1024],
+      // The webview loads its bundle on every open of the chat view (issue 18's budget).
+      ...(bundle === 'webview.js' ? { target: '≤ 400 KB' } : {}),
       note: 'as `npm run bench` builds it (`node esbuild.mjs`: bundled, not minified; source map in a separate file)',
     });
   }

@@ -568,7 +568,13 @@ export class SpeculateController implements vscode.Disposable {
       void vscode.window.showWarningMessage(`Speculate: "${requested}" is outside the workspace and was not opened.`);
       return;
     }
-    const uri = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    let uri: vscode.Uri | undefined = vscode.Uri.joinPath(folder.uri, ...relative.split('/'));
+    // Answers often name a file without its folder ("session.ts:142"): find it in the workspace.
+    if (!(await vscode.workspace.fs.stat(uri).then(() => true, () => false))) uri = await findByName(folder, relative);
+    if (!uri) {
+      void vscode.window.showWarningMessage(`Speculate: "${requested}" was not found in the workspace.`);
+      return;
+    }
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
   }
@@ -588,4 +594,16 @@ export class SpeculateController implements vscode.Disposable {
     for (const d of this.disposables) d.dispose();
     void this.session?.dispose();
   }
+}
+
+/** The workspace file a path's last segments name (one match opens, several ask which). */
+async function findByName(folder: vscode.WorkspaceFolder, relative: string): Promise<vscode.Uri | undefined> {
+  const glob = `**/${relative.replace(/[[\]{}*?!]/g, (ch) => `[${ch}]`)}`;
+  const found = await vscode.workspace.findFiles(new vscode.RelativePattern(folder, glob), undefined, 20);
+  if (found.length <= 1) return found[0];
+  const picked = await vscode.window.showQuickPick(
+    found.map((uri) => ({ label: vscode.workspace.asRelativePath(uri, false), uri })),
+    { title: `Speculate: which ${relative}?`, placeHolder: 'Several files in the workspace have this name' },
+  );
+  return picked?.uri;
 }
