@@ -58,7 +58,8 @@ export class Mentions {
     textarea.addEventListener('keydown', (event) => this.onKeyDown(event), { capture: true });
     textarea.addEventListener('input', () => this.update());
     textarea.addEventListener('click', () => this.update());
-    textarea.addEventListener('blur', () => window.setTimeout(() => this.close(), 150));
+    // Leaving the input closes the list, unless the focus came back meanwhile (the paperclip's click).
+    textarea.addEventListener('blur', () => window.setTimeout(() => document.activeElement !== textarea && this.close(), 150));
   }
 
   /** The chips' ids for `submit`. */
