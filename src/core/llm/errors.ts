@@ -189,6 +189,11 @@ export function badResponse(context: ErrorContext, why: string): LlmError {
   );
 }
 
+/** `text` with every occurrence of the key replaced (servers quote a rejected key back). */
+export function redactSecret(text: string, secret: string | undefined): string {
+  return secret && secret.length >= 4 ? text.split(secret).join('[your API key]') : text;
+}
+
 /** Replaces the key wherever a server echoed it. */
 function redact(error: LlmError, secret: string | undefined): LlmError {
   if (!secret || secret.length < 4 || (!error.message.includes(secret) && !error.reason.includes(secret))) return error;

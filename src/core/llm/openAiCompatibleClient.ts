@@ -7,7 +7,7 @@ import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/
 import type { APIError } from 'openai';
 import { displayUrl, endpointKey, parseEndpoint, type EndpointShape } from './endpointUrl';
 import { isErrorChunk, fromJson, readServerError } from './errorBody';
-import { abortedError, badResponse, classifyError, silentServerError, type ErrorContext } from './errors';
+import { abortedError, badResponse, classifyError, redactSecret, silentServerError, type ErrorContext } from './errors';
 import { stopKind } from './finishReason';
 import { LearnedProfiles, type LearnedEndpoint } from './learnedProfiles';
 import { LlmError, type ChatRequest, type LlmClient, type LlmEvent } from './llmClient';
@@ -187,7 +187,7 @@ export class OpenAiCompatibleClient implements LlmClient {
               blindUsed = true;
               pending.push(adaptation);
             }
-            this.log(`${context.label ?? this.display}: ${describeAdaptation(adaptation)} after "${classified.server?.text ?? ''}"`);
+            this.log(`${context.label ?? this.display}: ${describeAdaptation(adaptation)} after "${redactSecret(classified.server?.text ?? '', this.apiKey)}"`);
           }
           attempt--;
           continue;
