@@ -3,7 +3,6 @@
 // suggestions appear, speculation runs (or says quietly why not), cut answers are called cut, and
 // every run leaves the key unshown, the workspace unwritten and no overlay behind.
 import * as assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import * as path from 'node:path';
 import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
@@ -12,33 +11,24 @@ import type { ReplayRequest, ReplayRule } from '../../fixtures/replay/replayServ
 import { asksThinkingOff, isSuggestionRequest, replayScript, stepOf, taskOf } from '../../fixtures/replay/script';
 import { requiresReasoningBack } from '../../fixtures/replay/servers/deepseek';
 import { mistralValidator } from '../../fixtures/replay/servers/mistral';
-import { OPENAI_FIELDS } from '../../fixtures/replay/servers/openai';
+import { strictFields } from '../../fixtures/replay/servers/openai';
 import { jsonReply, messagesOf } from '../../fixtures/replay/wire';
 import { listBelow, waitUntil } from './engineKit';
-import { assertClean, BASE, chatErrors, KEY, makeWorld, runEnd, SUGGESTION, warmUp, WARMUP, type World } from './replayWorld';
+import { closeWorld, BASE, chatErrors, KEY, makeWorld, runEnd, SUGGESTION, warmUp, WARMUP, type World } from './replayWorld';
 
 describe('Engine end-to-end over replayed servers', function () {
   this.timeout(20_000);
   let w: World | undefined;
 
   afterEach(async () => {
-    if (!w) return;
     const world = w;
     w = undefined;
-    try {
-      await assertClean(world);
-    } finally {
-      await world.server.close();
-      await rm(world.parent, { recursive: true, force: true });
-    }
+    await closeWorld(world);
   });
 
   it('behind a strict gateway that refuses chat_template_kwargs, suggestions and speculation still work (adapted once, then learned)', async () => {
     // OpenAI behind a gateway: unknown fields are refused with "Unrecognized request argument supplied".
-    const strict: ReplayRule = (request) => {
-      const unknown = Object.keys(request.body ?? {}).find((key) => !OPENAI_FIELDS.includes(key) && key !== 'reasoning_effort');
-      return unknown ? jsonReply(400, { error: { message: `Unrecognized request argument supplied: ${unknown}`, type: 'invalid_request_error', param: null, code: null } }) : undefined;
-    };
+    const strict = strictFields(['reasoning_effort']);
     w = await makeWorld({
       baseUrl: 'https://llm-gateway.corp.example/v1',
       rules: [

@@ -1,7 +1,7 @@
 // The world the engine replays run in: a temp workspace beside an "outside" folder, the real
 // workspace services and overlay, a ChatSession over the real client talking to a replayed server.
 import * as assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, realpath, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SUGGESTION_DELAY_MS } from '../../../src/core/followup/followupState';
@@ -119,3 +119,13 @@ export function chatErrors(w: World): Extract<Extract<SessionEvent, { type: 'cha
   return w.events.flatMap((e) => (e.type === 'chat' && e.event.type === 'turn_error' ? [e.event] : []));
 }
 
+/** After each test: the clean-up checks of `assertClean`, then the server and temp folders go. */
+export async function closeWorld(w: World | undefined): Promise<void> {
+  if (!w) return;
+  try {
+    await assertClean(w);
+  } finally {
+    await w.server.close();
+    await rm(w.parent, { recursive: true, force: true });
+  }
+}

@@ -2,14 +2,13 @@
 // emulated server, with the real engine and client. Each row is asserted as the issue's closing
 // table states it; `SPECULATE_PRINT_MATRIX=1` prints the table.
 import * as assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
 import type { Usage } from '../../../src/core/llm/llmClient';
 import { EMULATORS, emulatedServer, type ServerEmulator } from '../../fixtures/replay/emulators';
 import type { ReplayRequest, ReplayRule } from '../../fixtures/replay/replayServer';
 import { isSuggestionRequest, type ScriptStep } from '../../fixtures/replay/script';
 import { jsonReply } from '../../fixtures/replay/wire';
 import { waitUntil } from './engineKit';
-import { assertClean, chatErrors, KEY, makeWorld, runEnd, SUGGESTION, warmUp, WARMUP, type World } from './replayWorld';
+import { closeWorld, chatErrors, KEY, makeWorld, runEnd, SUGGESTION, warmUp, WARMUP, type World } from './replayWorld';
 
 interface Row {
   chat: boolean;
@@ -56,15 +55,9 @@ describe('server → what works (one session per emulated server)', function () 
   let w: World | undefined;
 
   afterEach(async () => {
-    if (!w) return;
     const world = w;
     w = undefined;
-    try {
-      await assertClean(world);
-    } finally {
-      await world.server.close();
-      await rm(world.parent, { recursive: true, force: true });
-    }
+    await closeWorld(world);
   });
 
   after(() => {
