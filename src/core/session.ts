@@ -1,6 +1,7 @@
 // ChatSession: one conversation, its visible suggestion and its one speculation. The single owner of
 // that state: it publishes events with snapshots, and the UI (VS Code or CLI) only calls its methods.
 import { ApprovalScheduler, type ApprovalPrompter, type ApprovalMode } from './chat/approvals';
+import { RecordingWorkspaceFs, summaryOf, type CheckpointStore, type CheckpointSummary, type RestoreOutcome, type RestorePlan } from './checkpoints';
 import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
 import type { ChatMessage } from './messages';
@@ -44,9 +45,23 @@ export interface ChatSessionOptions {
   prompter: ApprovalPrompter;
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
+  /**
+   * Where each accept and each turn that changes files records its checkpoint (what undoes it).
+   * Without it nothing is recorded (tests of other things).
+   */
+  checkpoints?: CheckpointStore;
   clock?: FollowupClock;
   stats?: SpeculateStats;
   log?: (line: string) => void;
+}
+
+/** A place in the chat the user can go back to: the end of a turn or of an accept. */
+export interface ChatPoint {
+  id: string;
+  /** Messages in the history at that point. */
+  historyLength: number;
+  /** The checkpoint of the files changed in the step that ended here. */
+  checkpointId: string | null;
 }
 
 /** What the session tells its UI. Plain data, safe to post to a webview. */
@@ -79,7 +94,16 @@ export type SessionEvent =
       alreadyRendered: boolean;
       /** A boundary run: the main agent continues live from here. */
       continuesLive: boolean;
+      /** Files the user left out before Tab. */
+      excluded: string[];
+      point: ChatPoint;
+      /** What undoes the accept; null when it changed no file. */
+      checkpoint: CheckpointSummary | null;
     }
+  /** A live turn ended (or a failed accept left files applied): its point and the checkpoint of what it changed. */
+  | { type: 'turn_recorded'; point: ChatPoint; checkpoint: CheckpointSummary | null }
+  /** A checkpoint was undone or redone (state and files as they are now). */
+  | { type: 'checkpoint_changed'; checkpoint: CheckpointSummary }
   | { type: 'conflicts'; runId: string; conflicts: { path: string; reason: string }[] }
   | { type: 'notice'; text: string }
   /**
@@ -117,9 +141,16 @@ export class ChatSession {
   private usage = new UsageLedger();
   /** Runs whose tokens are already in `usage` (a run is counted once, however it ends). */
   private readonly countedRuns = new WeakSet<Speculation>();
+  /** The live tools' file system: records each turn's checkpoint before the first write of a path. */
+  private readonly recordingFs: RecordingWorkspaceFs | undefined;
+  private pointCounter = 0;
+  /** Files the user left out of the current speculation's accept (by run id). */
+  private excluded: { runId: string; paths: Set<string> } | undefined;
+  private undoing = false;
 
   constructor(private readonly options: ChatSessionOptions) {
     this.config = { ...options.config };
+    if (options.checkpoints) this.recordingFs = new RecordingWorkspaceFs(options.toolContext.fs, options.checkpoints);
     this.approvals = new ApprovalScheduler({ mode: this.config.approvalMode, isReadOnly: async (command, directory) => (await options.classifyShell(command, directory)).readOnly });
     this.conversation = this.createConversation();
     this.followup = new FollowupController(options.clock ?? systemClock, {
@@ -146,7 +177,7 @@ export class ChatSession {
       model: this.config.model,
       systemPrompt: this.options.systemPrompt,
       tools: this.options.tools,
-      toolContext: this.options.toolContext,
+      toolContext: this.recordingFs ? { ...this.options.toolContext, fs: this.recordingFs } : this.options.toolContext,
       approvals: this.approvals,
       prompter,
       onSettled: (request) => this.cacheStore.save(request),
@@ -254,7 +285,7 @@ export class ChatSession {
 
   private sendLive(text: string, content: string, attachments: Attachment[]): Promise<TurnOutcome> {
     this.emit({ type: 'user_message', text, historyIndex: this.conversation.messages.length, attachments });
-    return this.runTurn(() => this.conversation.send(content));
+    return this.runTurn(() => this.conversation.send(content), text);
   }
 
   /**
@@ -280,7 +311,7 @@ export class ChatSession {
     if (lastUser < 0) return { status: 'refused', reason: 'There is no answer to regenerate yet.' };
     const cut = await this.cutHistory(lastUser + 1);
     if (!cut.ok) return { status: 'refused', reason: cut.reason };
-    return this.runTurn(() => this.conversation.resume());
+    return this.runTurn(() => this.conversation.resume(), this.lastUserText());
   }
 
   private async cutHistory(length: number): Promise<{ ok: true } | { ok: false; reason: string }> {
@@ -299,7 +330,12 @@ export class ChatSession {
   async retry(): Promise<TurnOutcome | undefined> {
     if (this.turnRunning || !this.conversation.canResume()) return undefined;
     await this.abortSpeculation('retry');
-    return this.runTurn(() => this.conversation.retryLastTurn());
+    return this.runTurn(() => this.conversation.retryLastTurn(), this.lastUserText());
+  }
+
+  private lastUserText(): string {
+    const last = [...this.conversation.messages].reverse().find((m) => m.role === 'user');
+    return last?.role === 'user' ? last.content : '';
   }
 
   /** Stops the running turn. */
@@ -308,16 +344,19 @@ export class ChatSession {
     this.promoted?.abort().catch(() => undefined);
   }
 
-  private async runTurn(run: () => Promise<TurnOutcome>): Promise<TurnOutcome> {
+  private async runTurn(run: () => Promise<TurnOutcome>, prompt: string): Promise<TurnOutcome> {
     this.turnRunning = true;
     this.emit({ type: 'busy', busy: true });
+    this.recordingFs?.begin({ kind: 'turn', prompt });
     let outcome: TurnOutcome;
     try {
       outcome = await run();
       this.recordUsage('chat', this.config.model, outcome.usage);
     } finally {
       this.turnRunning = false;
+      const checkpoint = await this.sealTurn();
       this.emit({ type: 'busy', busy: false });
+      this.emit({ type: 'turn_recorded', point: this.addPoint(checkpoint), checkpoint });
     }
     this.lastTurn = outcome.status === 'done' ? 'completed' : outcome.status === 'error' ? 'failed' : 'cancelled';
     if (outcome.status === 'done') void this.suggestNext();
@@ -520,12 +559,17 @@ export class ChatSession {
       this.emit({ type: 'notice', text: 'Running ahead failed, so the request runs live now.' });
       this.lastTurn = 'completed';
       // The promoted run already showed the suggestion as the user's message.
-      await this.runTurn(() => this.conversation.send(speculation.suggestion));
+      await this.runTurn(() => this.conversation.send(speculation.suggestion), speculation.suggestion);
     }
   }
 
   private async applyAccepted(speculation: Speculation, alreadyRendered: boolean): Promise<void> {
-    const acceptance = new SpeculationAcceptance(speculation, alreadyRendered, { inject: (messages) => this.conversation.appendMessages(messages) });
+    const acceptance = new SpeculationAcceptance(speculation, alreadyRendered, {
+      inject: (messages) => this.conversation.appendMessages(messages),
+      ...(this.options.checkpoints ? { checkpoints: this.options.checkpoints } : {}),
+      excluded: this.excludedFiles(speculation.id),
+      log: (line) => this.log(line),
+    });
     await this.afterAcceptStep(acceptance, await acceptance.start());
   }
 
@@ -554,8 +598,9 @@ export class ChatSession {
         this.pendingAccept = undefined;
         this.log(step.why);
         this.emit({ type: 'notice', text: step.notice });
+        if (step.checkpoint) this.emit({ type: 'turn_recorded', point: this.addPoint(step.checkpoint), checkpoint: step.checkpoint });
         await this.discardSpeculation(speculation);
-        if (acceptance.alreadyRendered) await this.runTurn(() => this.conversation.send(speculation.suggestion));
+        if (acceptance.alreadyRendered) await this.runTurn(() => this.conversation.send(speculation.suggestion), speculation.suggestion);
         else await this.sendLive(speculation.suggestion, speculation.suggestion, []);
         return;
       case 'injected':
@@ -578,12 +623,15 @@ export class ChatSession {
       timeSavedMs: run.timeSavedMs,
       alreadyRendered,
       continuesLive: run.continuesLive,
+      excluded: run.excluded,
+      point: this.addPoint(run.checkpoint),
+      checkpoint: run.checkpoint,
     });
     await this.discardSpeculation(speculation);
     if (run.continuesLive && this.conversation.canResume()) {
       // The boundary call goes through approval as usual from here on.
       this.lastTurn = 'completed';
-      await this.runTurn(() => this.conversation.resume());
+      await this.runTurn(() => this.conversation.resume(), speculation.suggestion);
       return;
     }
     this.saveParamsAfterInjection();
@@ -635,6 +683,8 @@ export class ChatSession {
     if (pending) {
       this.pendingAccept = undefined;
       this.emit({ type: 'notice', text: pending.cancelledNotice() });
+      const checkpoint = await pending.cancel();
+      if (checkpoint) this.emit({ type: 'turn_recorded', point: this.addPoint(checkpoint), checkpoint });
       await this.discardSpeculation(pending.speculation);
       return;
     }
@@ -666,7 +716,10 @@ export class ChatSession {
     this.followup.clear();
     const pending = this.pendingAccept;
     this.pendingAccept = undefined;
-    if (pending) await this.discardSpeculation(pending.speculation);
+    if (pending) {
+      await pending.cancel();
+      await this.discardSpeculation(pending.speculation);
+    }
     await this.abortSpeculation('new chat');
     this.approvals.resetGrants();
     this.conversation.reset();
@@ -702,9 +755,114 @@ export class ChatSession {
     this.pipelineSource = undefined;
     if (waiting) await waiting.abort();
     this.promoted = undefined;
+    const pending = this.pendingAccept;
     this.pendingAccept = undefined;
+    await pending?.cancel();
     if (speculation) await speculation.abort();
     this.speculation = undefined;
+    await this.recordingFs?.seal().catch(() => null);
     this.listeners.clear();
+  }
+
+  // ── review before Tab ────────────────────────────────────────────────────────────────────────
+
+  /** Leaves `path` out of the current speculation's accept (or puts it back); others are kept. */
+  setExcluded(runId: string, path: string, excluded: boolean): void {
+    if (this.speculation?.id !== runId) return;
+    if (this.excluded?.runId !== runId) this.excluded = { runId, paths: new Set() };
+    if (excluded) this.excluded.paths.add(path);
+    else this.excluded.paths.delete(path);
+  }
+
+  /** The files the user left out of run `runId`'s accept, sorted. */
+  excludedFiles(runId: string): string[] {
+    return this.excluded?.runId === runId ? [...this.excluded.paths].sort() : [];
+  }
+
+  // ── checkpoints: undo, redo, restore to a point ─────────────────────────────────────────────
+
+  /** The store checkpoints are recorded in (the UI reads blobs and lists from it). */
+  get checkpointStore(): CheckpointStore | undefined {
+    return this.options.checkpoints;
+  }
+
+  private async sealTurn(): Promise<CheckpointSummary | null> {
+    try {
+      return (await this.recordingFs?.seal()) ?? null;
+    } catch (error) {
+      // The record stays 'recording' on disk; the next start completes it from the files.
+      this.log(`finishing the turn's checkpoint failed: ${String(error)}`);
+      return null;
+    }
+  }
+
+  private addPoint(checkpoint: CheckpointSummary | null): ChatPoint {
+    return { id: `pt${++this.pointCounter}`, historyLength: this.conversation.messages.length, checkpointId: checkpoint?.id ?? null };
+  }
+
+  /** Why the workspace cannot be rewound right now, or undefined when it can. */
+  private undoBlocker(): string | undefined {
+    if (this.turnRunning) return 'A turn is running and may be changing files; stop it (or wait for it), then undo.';
+    if (this.pendingAccept) return 'An accept is waiting for your answers about changed files; answer them or discard it, then undo.';
+    if (this.undoing) return 'Another undo is still running; wait for it to finish.';
+    return undefined;
+  }
+
+  planUndo(id: string): Promise<RestorePlan> {
+    return this.withStore((store) => store.planUndo(id));
+  }
+
+  planRedo(id: string): Promise<RestorePlan> {
+    return this.withStore((store) => store.planRedo(id));
+  }
+
+  /**
+   * Undoes a checkpoint (files changed since are kept unless listed in `force`). The suggestion and
+   * its speculation go first: they were predicted from the workspace before the undo.
+   */
+  undoCheckpoint(id: string, force: readonly string[] = []): Promise<RestoreOutcome> {
+    return this.rewind(id, 'undo', force);
+  }
+
+  redoCheckpoint(id: string, force: readonly string[] = []): Promise<RestoreOutcome> {
+    return this.rewind(id, 'redo', force);
+  }
+
+  private async withStore<T extends RestorePlan | RestoreOutcome>(work: (store: CheckpointStore) => Promise<T>): Promise<T | RestorePlan> {
+    const store = this.options.checkpoints;
+    if (!store) return { ok: false, reason: 'unknown', message: 'Checkpoints are not recorded in this session.' };
+    return work(store);
+  }
+
+  private async rewind(id: string, direction: 'undo' | 'redo', force: readonly string[]): Promise<RestoreOutcome> {
+    const store = this.options.checkpoints;
+    if (!store) return { ok: false, reason: 'unknown', message: 'Checkpoints are not recorded in this session.' };
+    const blocked = this.undoBlocker();
+    if (blocked) return { ok: false, reason: 'busy', message: blocked };
+    this.undoing = true;
+    try {
+      this.suggestionAbort?.abort();
+      this.followup.clear();
+      await this.abortSpeculation(direction);
+      const outcome = direction === 'undo' ? await store.undo(id, { force }) : await store.redo(id, { force });
+      const read = await store.read(id);
+      if (read.ok) this.emit({ type: 'checkpoint_changed', checkpoint: summaryOf(read.record) });
+      return outcome;
+    } finally {
+      this.undoing = false;
+    }
+  }
+
+  /**
+   * Rewinds the conversation to a point (Restore to here, when the user chose to): the messages
+   * after its `historyLength` go. Files are not touched: undo the later checkpoints first.
+   */
+  async rewindConversation(historyLength: number): Promise<{ ok: true } | { ok: false; reason: string }> {
+    const blocked = this.undoBlocker();
+    if (blocked) return { ok: false, reason: blocked };
+    if (historyLength >= this.conversation.messages.length) return { ok: true };
+    const cut = await this.cutHistory(historyLength);
+    if (cut.ok) this.lastTurn = 'completed';
+    return cut;
   }
 }

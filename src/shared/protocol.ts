@@ -115,7 +115,14 @@ export type TranscriptItem =
   | { kind: 'notice'; id: string; text: string; tone?: NoticeTone; actions?: ChatAction[] }
   | { kind: 'conflicts'; id: string; files: ConflictFile[] }
   /** What one answer cost, shown quietly under it: "12.3k in (9k cached) · 350 out · $0.004". */
-  | { kind: 'usage'; id: string; text: string; detail: string };
+  | { kind: 'usage'; id: string; text: string; detail: string }
+  /**
+   * The end of a turn or an accept: "Speculated 2 tool calls · 1.3 s saved" or "Changed src/a.ts",
+   * with Undo / Changes when it changed files, and Restore to here on earlier ones.
+   */
+  | { kind: 'turnEnd'; id: string; text: string; checkpoint?: CheckpointView; speculated?: boolean; /** messages in the chat at this point (host's own use) */ historyLength?: number }
+  /** Files changed since a checkpoint, found by Undo: the user picks per file (Restore / Keep mine). */
+  | { kind: 'undoConflicts'; id: string; checkpointId: string; direction: UndoDirection; files: UndoConflictFile[] };
 
 export type TranscriptItemKind = TranscriptItem['kind'];
 
@@ -211,6 +218,49 @@ export interface ChatSnapshot {
   title?: string;
   /** The running suggestion's speculated turns in full (from 0), when there are any. */
   preview?: SpeculationPreview;
+  /** The files of the speculation on screen, for review before Tab. */
+  speculationFiles?: SpeculationFiles | null;
+}
+
+// ── checkpoints: undo, changes, restore to here, review before Tab (issue 15) ──
+
+export type FileChange = 'modified' | 'created' | 'deleted';
+
+export interface CheckpointView {
+  checkpointId: string;
+  /** 'undone': its Undo became Redo. */
+  state: 'applied' | 'undone';
+  files: { path: string; change: FileChange }[];
+}
+
+export type UndoDirection = 'undo' | 'redo';
+/** 'restore': take the checkpoint's version anyway; 'keep-mine': leave the file as it is. */
+export type UndoConflictResolution = 'restore' | 'keep-mine';
+
+export interface UndoConflictFile {
+  path: string;
+  /** What happened to it since, in words. */
+  reason: string;
+  /** false when restoring it is not safe (a folder or a symlink is there now): Keep mine only. */
+  canRestore: boolean;
+  resolution?: UndoConflictResolution;
+}
+
+/** One file of the speculation on screen: what Tab would change, and whether it is left out. */
+export interface SpeculationFileView {
+  path: string;
+  change: FileChange;
+  /** Lines added and removed against the workspace file (0 and 0 for a binary file). */
+  added: number;
+  removed: number;
+  binary?: boolean;
+  /** Left out of the accept by the user. */
+  excluded: boolean;
+}
+
+export interface SpeculationFiles {
+  runId: string;
+  files: SpeculationFileView[];
 }
 
 // ── chat history, context, models and usage (issue 18) ──
@@ -316,7 +366,12 @@ export type HostToWebview =
   /** A chip for the input: from the `@` list, the attach button or a dropped file. */
   | { type: 'attachmentAdded'; attachment: AttachmentView }
   /** The endpoint's models for a picker (the answer to `listModels`). */
-  | { type: 'models'; role: ModelRole; models: string[]; current: string; error?: string };
+  | { type: 'models'; role: ModelRole; models: string[]; current: string; error?: string }
+  /** A checkpoint was undone or redone: every line showing it updates. */
+  | { type: 'checkpointUpdate'; checkpoint: CheckpointView }
+  | { type: 'undoConflictResolved'; id: string; path: string; resolution: UndoConflictResolution }
+  /** The files of the speculation on screen (null: none to review). */
+  | { type: 'speculationFiles'; files: SpeculationFiles | null };
 
 export type HostMessageType = HostToWebview['type'];
 
@@ -380,7 +435,14 @@ export type WebviewToHost =
   /** '' for the fast model means "same as the main model". */
   | { type: 'selectModel'; role: ModelRole; model: string }
   /** A notice's button (ChatAction). */
-  | { type: 'chatAction'; action: ChatActionId; setting?: string };
+  | { type: 'chatAction'; action: ChatActionId; setting?: string }
+  /** Undo / Redo / Changes on a turn's line. */
+  | { type: 'checkpointAction'; checkpointId: string; action: 'undo' | 'redo' | 'changes' }
+  /** Restore to here on the line `turnEndId`: the files (and, if the user agrees, the chat) go back to that point. */
+  | { type: 'restoreTo'; turnEndId: string }
+  | { type: 'undoConflictChoice'; conflictId: string; path: string; choice: 'open-diff' | UndoConflictResolution }
+  /** Review before Tab: leave a file out of the accept (or put it back). */
+  | { type: 'excludeFile'; runId: string; path: string; excluded: boolean };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -451,6 +513,20 @@ const isHistoryEntry: Guard<HistoryEntry> = shape({ id: isId, title: isString, u
 const isUsageLine: Guard<UsageLine> = shape({ text: isString, detail: isString });
 const isModelRole = oneOf(['main', 'fast'] as const);
 
+const isFileChange = oneOf(['modified', 'created', 'deleted'] as const);
+const isCheckpointView: Guard<CheckpointView> = shape({
+  checkpointId: isId,
+  state: oneOf(['applied', 'undone'] as const),
+  files: arrayOf(shape({ path: isString, change: isFileChange })),
+});
+const isUndoDirection = oneOf(['undo', 'redo'] as const);
+const isUndoConflictResolution = oneOf(['restore', 'keep-mine'] as const);
+const isUndoConflictFile: Guard<UndoConflictFile> = shape({ path: isString, reason: isString, canRestore: isBoolean, resolution: optional(isUndoConflictResolution) });
+const isSpeculationFiles: Guard<SpeculationFiles> = shape({
+  runId: isId,
+  files: arrayOf(shape({ path: isString, change: isFileChange, added: isCount, removed: isCount, binary: optional(isBoolean), excluded: isBoolean })),
+});
+
 const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<TranscriptItem, { kind: K }>> } = {
   user: shape({ kind: oneOf(['user'] as const), id: isId, text: isString, speculated: optional(isBoolean), attachments: optional(arrayOf(isAttachmentView)) }),
   assistant: shape({
@@ -487,6 +563,8 @@ const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<Transcrip
   }),
   conflicts: shape({ kind: oneOf(['conflicts'] as const), id: isId, files: arrayOf(isConflictFile) }),
   usage: shape({ kind: oneOf(['usage'] as const), id: isId, text: isString, detail: isString }),
+  turnEnd: shape({ kind: oneOf(['turnEnd'] as const), id: isId, text: isString, checkpoint: optional(isCheckpointView), speculated: optional(isBoolean), historyLength: optional(isCount) }),
+  undoConflicts: shape({ kind: oneOf(['undoConflicts'] as const), id: isId, checkpointId: isId, direction: isUndoDirection, files: arrayOf(isUndoConflictFile) }),
 };
 
 export function isTranscriptItem(v: unknown): v is TranscriptItem {
@@ -527,6 +605,7 @@ const isChatSnapshot: Guard<ChatSnapshot> = shape({
   usage: optional(nullable(isUsageLine)),
   title: optional(isString),
   preview: optional(isSpeculationPreview),
+  speculationFiles: optional(nullable(isSpeculationFiles)),
 });
 
 function literal<const T extends string>(value: T): Guard<T> {
@@ -589,6 +668,9 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
   mentions: shape({ type: literal('mentions'), requestId: isCount, items: arrayOf(isMentionItem) }),
   attachmentAdded: shape({ type: literal('attachmentAdded'), attachment: isAttachmentView }),
   models: shape({ type: literal('models'), role: isModelRole, models: arrayOf(isString), current: isString, error: optional(isString) }),
+  checkpointUpdate: shape({ type: literal('checkpointUpdate'), checkpoint: isCheckpointView }),
+  undoConflictResolved: shape({ type: literal('undoConflictResolved'), id: isId, path: isString, resolution: isUndoConflictResolution }),
+  speculationFiles: shape({ type: literal('speculationFiles'), files: nullable(isSpeculationFiles) }),
 };
 
 const isLine = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
@@ -641,6 +723,10 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   listModels: shape({ type: literal('listModels'), role: isModelRole }),
   selectModel: shape({ type: literal('selectModel'), role: isModelRole, model: isString }),
   chatAction: shape({ type: literal('chatAction'), action: isChatActionId, setting: optional(isSettingKey) }),
+  checkpointAction: shape({ type: literal('checkpointAction'), checkpointId: isId, action: oneOf(['undo', 'redo', 'changes'] as const) }),
+  restoreTo: shape({ type: literal('restoreTo'), turnEndId: isId }),
+  undoConflictChoice: shape({ type: literal('undoConflictChoice'), conflictId: isId, path: isId, choice: oneOf(['open-diff', 'restore', 'keep-mine'] as const) }),
+  excludeFile: shape({ type: literal('excludeFile'), runId: isId, path: isId, excluded: isBoolean }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

@@ -4,7 +4,9 @@ import type { ApprovalAnswer, ApprovalPrompter, ApprovalRequest } from '../core/
 import type { ChatEvent, ToolCallStatus as CoreToolStatus } from '../core/chat/events';
 import type { ChatMessage } from '../core/messages';
 import type { SpeculationEvent, SpeculationSnapshot, ToolCallRecord } from '../core/followup/speculation';
+import type { CheckpointSummary, RestoreConflict } from '../core/checkpoints';
 import type { SessionEvent } from '../core/session';
+import { acceptLineText, changedText, checkpointView, undoConflictFiles } from './checkpointViews';
 import { attachmentLabel, userTextOf, type Attachment } from '../core/context/attachments';
 import { costOf, formatCost, formatCounts, formatUsageSummary, summarizeUsage, type PriceTable } from '../core/usage/prices';
 import { UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from '../core/usage/usageLedger';
@@ -24,10 +26,13 @@ import type {
   SpeculationStatus,
   ToolCallStatus,
   ToolCallView,
+  SpeculationFiles,
   TranscriptItem,
+  UndoConflictResolution,
+  UndoDirection,
   UsageLine,
 } from '../shared/protocol';
-import { CHAT_ACTION_LABELS, speculationNoticeText } from '../shared/protocol';
+import { CHAT_ACTION_LABELS } from '../shared/protocol';
 import { SpeculationPreviewRelay } from './speculationPreview';
 
 const MAX_RESULT_CHARS = 20_000;
@@ -224,6 +229,7 @@ export class ChatPresenter implements ApprovalPrompter {
     nextId: (prefix) => this.id(prefix),
     toItems: itemsFromMessages,
   });
+  private speculationFiles: SpeculationFiles | null = null;
 
   constructor(private readonly options: PresenterOptions) {}
 
@@ -248,6 +254,7 @@ export class ChatPresenter implements ApprovalPrompter {
       usage: this.usageLine,
       title: this.title,
       ...(preview ? { preview } : {}),
+      speculationFiles: structuredClone(this.speculationFiles),
     };
   }
 
@@ -283,6 +290,7 @@ export class ChatPresenter implements ApprovalPrompter {
     this.usageLine = null;
     this.title = '';
     this.previews.clear();
+    this.speculationFiles = null;
     this.post({ type: 'clear' });
     for (const item of this.pinned) if (item.kind === 'notice') this.post({ type: 'notice', ...structuredClone(item) });
   }
@@ -493,11 +501,14 @@ export class ChatPresenter implements ApprovalPrompter {
         if (revealed) this.keepRevealed(revealed.items, revealed.at);
         else if (!event.alreadyRendered) this.appendItems(itemsFromMessages(event.messages, event.toolCalls, () => this.id('p'), true, onUser));
         this.closeOpen();
-        const kept = event.notApplied.length > 0 ? ` · kept your version of ${event.notApplied.join(', ')}` : '';
-        const live = event.continuesLive ? ' · continuing live' : '';
-        this.notice(`${speculationNoticeText(event.toolCalls.length, event.timeSavedMs)}${kept}${live}`);
+        this.turnEnd(acceptLineText(event), event.checkpoint, event.point.historyLength, true);
         return;
       }
+      case 'turn_recorded':
+        this.turnEnd(event.checkpoint ? changedText(event.checkpoint) : '', event.checkpoint, event.point.historyLength, false);
+        return;
+      case 'checkpoint_changed':
+        return this.checkpointChanged(event.checkpoint);
       case 'conflicts': {
         this.previews.conflicts(event.runId, event.conflicts.map((c) => c.path));
         const id = this.id('c');
@@ -516,6 +527,61 @@ export class ChatPresenter implements ApprovalPrompter {
         this.post({ type: 'speculation', status: this.speculation });
         return;
     }
+  }
+
+  // ── checkpoints: the line at each turn's end, undo conflicts, review before Tab ──────────────
+
+  private turnEnd(text: string, checkpoint: CheckpointSummary | null, historyLength: number, speculated: boolean): void {
+    const item: TranscriptItem = {
+      kind: 'turnEnd',
+      id: this.id('t'),
+      text,
+      historyLength,
+      ...(checkpoint ? { checkpoint: checkpointView(checkpoint) } : {}),
+      ...(speculated ? { speculated } : {}),
+    };
+    this.appendItems([item]);
+  }
+
+  private checkpointChanged(summary: CheckpointSummary): void {
+    const view = checkpointView(summary);
+    for (const item of this.transcript) if (item.kind === 'turnEnd' && item.checkpoint?.checkpointId === view.checkpointId) item.checkpoint = view;
+    this.post({ type: 'checkpointUpdate', checkpoint: view });
+  }
+
+  /** The turn-end line `id`, if it is in this chat. */
+  turnEndItem(id: string): Extract<TranscriptItem, { kind: 'turnEnd' }> | undefined {
+    const item = this.transcript.find((t) => t.kind === 'turnEnd' && t.id === id);
+    return item?.kind === 'turnEnd' ? item : undefined;
+  }
+
+  /** The checkpoints of the lines after `turnEndId` that are not undone, newest first (Restore to here). */
+  checkpointsAfter(turnEndId: string): string[] {
+    const at = this.transcript.findIndex((t) => t.kind === 'turnEnd' && t.id === turnEndId);
+    if (at < 0) return [];
+    const later = this.transcript.slice(at + 1).flatMap((t) => (t.kind === 'turnEnd' && t.checkpoint?.state === 'applied' ? [t.checkpoint.checkpointId] : []));
+    return [...new Set(later)].reverse();
+  }
+
+  /** Shows the files an undo (or redo) found changed since; returns the block's id. */
+  undoConflicts(checkpointId: string, direction: UndoDirection, conflicts: readonly RestoreConflict[]): string {
+    const id = this.id('uc');
+    this.appendItems([{ kind: 'undoConflicts', id, checkpointId, direction, files: undoConflictFiles(conflicts) }]);
+    return id;
+  }
+
+  undoConflictResolved(id: string, path: string, resolution: UndoConflictResolution): void {
+    const item = this.transcript.find((t) => t.kind === 'undoConflicts' && t.id === id);
+    const file = item?.kind === 'undoConflicts' ? item.files.find((f) => f.path === path) : undefined;
+    if (!file) return;
+    file.resolution = resolution;
+    this.post({ type: 'undoConflictResolved', id, path, resolution });
+  }
+
+  /** The speculation's files for review before Tab (null hides the list). */
+  setSpeculationFiles(files: SpeculationFiles | null): void {
+    this.speculationFiles = structuredClone(files);
+    this.post({ type: 'speculationFiles', files });
   }
 
   conflictResolved(path: string, resolution: 'overwrite' | 'keep-mine'): void {

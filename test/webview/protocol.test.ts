@@ -45,6 +45,10 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   listModels: { type: 'listModels', role: 'fast' },
   selectModel: { type: 'selectModel', role: 'fast', model: '' },
   chatAction: { type: 'chatAction', action: 'openUserSettings', setting: 'speculate.baseUrl' },
+  checkpointAction: { type: 'checkpointAction', checkpointId: '20261201-101530-3fa9c2d1', action: 'changes' },
+  restoreTo: { type: 'restoreTo', turnEndId: 't3' },
+  undoConflictChoice: { type: 'undoConflictChoice', conflictId: 'uc1', path: 'src/a.ts', choice: 'restore' },
+  excludeFile: { type: 'excludeFile', runId: 'spec-1', path: 'src/a.ts', excluded: true },
 };
 
 const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K }> } = {
@@ -55,6 +59,8 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
         { kind: 'user', id: 'u1', text: 'hi', attachments: [{ id: 'att1', kind: 'selection', label: 'greet.ts:3-5', path: 'src/greet.ts', line: 3 }] },
         { kind: 'assistant', id: 'a1', text: 'hello', reasoning: 'greet back', streaming: true },
         { kind: 'usage', id: 'us1', text: '1.2k in · 30 out', detail: 'gpt-4.1' },
+        { kind: 'turnEnd', id: 't1', text: 'Changed a.ts', historyLength: 4, checkpoint: { checkpointId: 'cp1', state: 'undone', files: [{ path: 'a.ts', change: 'created' }] } },
+        { kind: 'undoConflicts', id: 'uc1', checkpointId: 'cp1', direction: 'redo', files: [{ path: 'a.ts', reason: 'changed since', canRestore: false, resolution: 'keep-mine' }] },
         { kind: 'toolGroup', id: 'g1', done: false, calls: [{ callId: 'c1', tool: 'read_file', summary: 'a.ts', status: 'cancelled' }] },
         { kind: 'approval', id: 'ap1', tool: 'edit', summary: 'a.ts', detail: '', decision: 'allow' },
         { kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: [{ action: 'openUserSettings', label: 'Open User Settings' }, { action: 'selectModel', label: 'Select Model' }] },
@@ -105,6 +111,9 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   mentions: { type: 'mentions', requestId: 3, items: [{ kind: 'file', label: 'greet.ts', detail: 'src', path: 'src/greet.ts' }, { kind: 'problems', label: '@problems', detail: '2 in greet.ts' }] },
   attachmentAdded: { type: 'attachmentAdded', attachment: { id: 'att1', kind: 'file', label: 'greet.ts', path: 'src/greet.ts' } },
   models: { type: 'models', role: 'main', models: ['a', 'b'], current: 'a', error: 'HTTP 401' },
+  checkpointUpdate: { type: 'checkpointUpdate', checkpoint: { checkpointId: 'cp1', state: 'applied', files: [] } },
+  undoConflictResolved: { type: 'undoConflictResolved', id: 'uc1', path: 'a.ts', resolution: 'restore' },
+  speculationFiles: { type: 'speculationFiles', files: { runId: 'spec-1', files: [{ path: 'a.ts', change: 'modified', added: 3, removed: 1, excluded: false }] } },
 };
 
 describe('webview protocol', () => {
@@ -165,6 +174,9 @@ describe('webview protocol', () => {
       { type: 'acceptRevealed', suggestionId: 's1', seq: -1, method: 'tab' },
       { type: 'acceptRevealed', suggestionId: 's1', seq: 2.5, method: 'tab' },
       { type: 'acceptRevealed', suggestionId: '', seq: 2, method: 'tab' },
+      { type: 'checkpointAction', checkpointId: 'cp1', action: 'delete' },
+      { type: 'undoConflictChoice', conflictId: 'uc1', path: 'a.ts', choice: 'overwrite' },
+      { type: 'excludeFile', runId: 'r', path: 'a.ts', excluded: 'yes' },
     ];
     for (const raw of bad) assert.equal(parseWebviewMessage(raw), undefined, JSON.stringify(raw));
   });
@@ -200,6 +212,8 @@ describe('webview protocol', () => {
       { ...init, state: { ...init.state, preview: { seq: 1 } } },
       { type: 'error', id: 'e1', message: 'boom', retryable: false, actions: [{ action: 'deleteWorkspace', label: 'x' }] },
       withItem({ kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: 'setApiKey' }),
+      withItem({ kind: 'turnEnd', id: 't', text: '', checkpoint: { checkpointId: 'cp', state: 'gone', files: [] } }),
+      { type: 'speculationFiles', files: { runId: 'r', files: [{ path: 'a', change: 'modified', added: -1, removed: 0, excluded: false }] } },
     ];
     for (const raw of bad) assert.equal(parseHostMessage(raw), undefined, JSON.stringify(raw).slice(0, 120));
   });

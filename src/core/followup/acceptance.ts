@@ -2,6 +2,7 @@
 // the user's answer for each conflicting file, inject the speculated messages. It decides nothing
 // about what runs next: each step returns an outcome, and the session turns it into events and turns.
 import type { AppendResult } from '../chat/conversation';
+import type { CheckpointRecording, CheckpointStore, CheckpointSummary } from '../checkpoints';
 import type { ChatMessage } from '../messages';
 import type { ApplyResult, Speculation, SpeculationSnapshot, ToolCallRecord } from './speculation';
 
@@ -16,6 +17,10 @@ export interface AcceptedRun {
   applied: string[];
   /** Files the user kept their own version of. */
   notApplied: string[];
+  /** Files the user left out before Tab. */
+  excluded: string[];
+  /** What undoes this accept; null when it changed no file (or checkpoints are off). */
+  checkpoint: CheckpointSummary | null;
   timeSavedMs: number;
   /** A boundary run: the main agent continues live from where it stopped. */
   continuesLive: boolean;
@@ -27,13 +32,21 @@ export type AcceptStep =
   | { kind: 'conflicts'; conflicts: { path: string; reason: string }[] }
   /** Some conflicts still wait for an answer. */
   | { kind: 'waiting' }
-  /** Nothing was injected: the request runs live, and the user is told why. */
-  | { kind: 'run_live'; notice: string; why: string }
+  /**
+   * Nothing was injected: the request runs live, and the user is told why. `checkpoint` covers
+   * files a failed accept did apply before it stopped.
+   */
+  | { kind: 'run_live'; notice: string; why: string; checkpoint: CheckpointSummary | null }
   | { kind: 'injected'; run: AcceptedRun };
 
 export interface AcceptanceOptions {
   /** Adds the speculated messages to the main conversation. */
   inject: (messages: ChatMessage[]) => AppendResult;
+  /** Where the accept's checkpoint is recorded (every replaced file's state before, saved first). */
+  checkpoints?: CheckpointStore;
+  /** Files the user left out of the accept before Tab: not applied, and said so in the turns. */
+  excluded?: readonly string[];
+  log?: (line: string) => void;
 }
 
 function messageOf(error: unknown): string {
@@ -46,6 +59,7 @@ export class SpeculationAcceptance {
   private readonly unresolved = new Map<string, string>();
   private readonly overwrite: string[] = [];
   private readonly keep: string[] = [];
+  private recording: CheckpointRecording | undefined;
 
   constructor(
     readonly speculation: Speculation,
@@ -54,17 +68,31 @@ export class SpeculationAcceptance {
     private readonly options: AcceptanceOptions,
   ) {}
 
+  private get excluded(): string[] {
+    return [...(this.options.excluded ?? [])];
+  }
+
+  /** The apply options every step shares: the excluded files stay out, the checkpoint records. */
+  private applyOptions(): { checkpoint?: CheckpointRecording } {
+    return this.recording ? { checkpoint: this.recording } : {};
+  }
+
   /** Applies every file that did not change under the speculation. */
   async start(): Promise<AcceptStep> {
+    const speculation = this.speculation;
+    this.recording = this.options.checkpoints?.begin({ kind: 'accept', suggestion: speculation.suggestion, runId: speculation.id });
     let result: ApplyResult;
     try {
-      result = await this.speculation.apply();
+      result = await speculation.apply({ skip: this.excluded, ...this.applyOptions() });
     } catch (error) {
-      // Fail open: nothing half-applied is injected; the suggestion runs live instead.
+      // Fail open: nothing half-applied is injected; the suggestion runs live instead. What the
+      // disk did take before it refused is in the checkpoint, so it can be undone.
+      const partly = (error as { applied?: unknown }).applied;
       return {
         kind: 'run_live',
         why: `apply failed: ${String(error)}`,
         notice: `Could not apply the speculated changes (${messageOf(error)}); running the request live instead.`,
+        checkpoint: await this.finishCheckpoint(Array.isArray(partly) ? (partly as string[]) : []),
       };
     }
     this.applied = result.applied;
@@ -84,7 +112,7 @@ export class SpeculationAcceptance {
     (choice === 'overwrite' ? this.overwrite : this.keep).push(path);
     if (this.unresolved.size > 0) return { kind: 'waiting' };
     if (this.overwrite.length > 0) {
-      const forced = await this.speculation.apply({ overwrite: this.overwrite, skip: [...this.keep, ...this.applied] });
+      const forced = await this.speculation.apply({ overwrite: this.overwrite, skip: [...this.keep, ...this.applied, ...this.excluded], ...this.applyOptions() });
       this.applied = [...this.applied, ...forced.applied];
       for (const conflict of forced.conflicts) if (!this.keep.includes(conflict.path)) this.keep.push(conflict.path);
     }
@@ -96,16 +124,37 @@ export class SpeculationAcceptance {
     return `Accept cancelled: ${this.applied.length} file(s) had been applied; the rest were left as they are.`;
   }
 
-  private inject(notApplied: string[]): AcceptStep {
+  /** The accept is abandoned while conflicts wait: the files applied so far keep their checkpoint. */
+  cancel(): Promise<CheckpointSummary | null> {
+    return this.finishCheckpoint(this.applied);
+  }
+
+  /** Ends the recording with the files really applied; a failure to do so is logged, never fatal. */
+  private async finishCheckpoint(applied: readonly string[]): Promise<CheckpointSummary | null> {
+    const recording = this.recording;
+    this.recording = undefined;
+    if (!recording) return null;
+    try {
+      return await recording.finish(applied);
+    } catch (error) {
+      // The record stays 'recording' on disk; the next start completes it from the files.
+      this.options.log?.(`finishing checkpoint ${recording.id} failed: ${messageOf(error)}`);
+      return null;
+    }
+  }
+
+  private async inject(notApplied: string[]): Promise<AcceptStep> {
     const speculation = this.speculation;
     const snapshot = speculation.snapshot();
-    const messages = speculation.messagesForInjection(notApplied);
+    const messages = speculation.messagesForInjection(notApplied, this.excluded);
     const appended = this.options.inject(messages);
+    const checkpoint = await this.finishCheckpoint(this.applied);
     if (!appended.ok) {
       return {
         kind: 'run_live',
         why: `could not inject speculated messages: ${appended.reason}`,
         notice: `The speculated turns could not join the chat (${appended.reason}); running the request live.`,
+        checkpoint,
       };
     }
     return {
@@ -116,6 +165,8 @@ export class SpeculationAcceptance {
         toolCalls: snapshot.toolCalls.filter((record) => record.executed),
         applied: this.applied,
         notApplied,
+        excluded: this.excluded,
+        checkpoint,
         timeSavedMs: speculation.timeSavedMs(),
         continuesLive: snapshot.status === 'boundary',
       },

@@ -441,18 +441,25 @@ export class Speculation {
     return this.overlay.applyToReal(applyOptions);
   }
 
-  /** The speculated messages, paired and ready to join the main conversation. */
-  messagesForInjection(notApplied: readonly string[] = []): ChatMessage[] {
+  /**
+   * The speculated messages, paired and ready to join the main conversation. Files the user kept
+   * their own version of (`notApplied`) or left out before Tab (`excluded`) are marked on the
+   * results of the calls that wrote them, so the history stays honest about what happened.
+   */
+  messagesForInjection(notApplied: readonly string[] = [], excluded: readonly string[] = []): ChatMessage[] {
     const messages = ensureToolResultPairing(this.messages);
-    if (notApplied.length === 0) return messages;
-    // Keep the history honest: a write the user chose not to take is marked on its tool result —
-    // only on the results of calls that wrote those files, so an applied write is not called unapplied.
+    if (notApplied.length === 0 && excluded.length === 0) return messages;
     const kept = new Set(notApplied);
+    const left = new Set(excluded);
     return messages.map((message) => {
       if (message.role !== 'tool') return message;
-      const files = (this.filesChangedBy.get(message.tool_call_id) ?? []).filter((file) => kept.has(file));
-      if (files.length === 0) return message;
-      return { ...message, content: `${message.content}\n(Note: not applied — the user kept their own version of ${files.join(', ')}.)` };
+      const written = this.filesChangedBy.get(message.tool_call_id) ?? [];
+      const notes: string[] = [];
+      const keptHere = written.filter((file) => kept.has(file));
+      const leftHere = written.filter((file) => left.has(file));
+      if (keptHere.length > 0) notes.push(`(Note: not applied — the user kept their own version of ${keptHere.join(', ')}.)`);
+      if (leftHere.length > 0) notes.push(`(Note: not applied — the user left ${leftHere.join(', ')} out when accepting.)`);
+      return notes.length === 0 ? message : { ...message, content: `${message.content}\n${notes.join('\n')}` };
     });
   }
 }

@@ -1,6 +1,8 @@
 // The ChatSession world the engine tests share: a scripted model with two warm-up turns, the real
 // workspace services, a hand-moved clock, and helpers that wait for a suggestion and its run.
 import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { CheckpointStore } from '../../../src/core/checkpoints';
 import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/approvals';
 import { SUGGESTION_DELAY_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
@@ -39,6 +41,8 @@ export async function makeSession(
     prefixCaching?: PrefixCaching;
     /** More session options (stats, …); a function when they need the world (its services). */
     session?: Partial<ChatSessionOptions> | ((world: EngineWorld) => Partial<ChatSessionOptions>);
+    /** Record checkpoints in a store under the world's temp folder. */
+    checkpoints?: boolean;
   } = {},
 ): Promise<SessionWorld> {
   const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {});
@@ -46,6 +50,7 @@ export async function makeSession(
   const events: SessionEvent[] = [];
   const approvals: ApprovalRequest[] = [];
   const { services } = world;
+  const checkpoints = options.checkpoints ? await CheckpointStore.open({ stateDir: path.join(world.parent, 'state'), workspaceRoot: world.root }) : undefined;
   const session = new ChatSession({
     llm: world.llm,
     config: {
@@ -70,6 +75,7 @@ export async function makeSession(
     classifyShell: services.classifyShell,
     createOverlay: services.createOverlay,
     clock,
+    ...(checkpoints ? { checkpoints } : {}),
     ...(typeof options.session === 'function' ? options.session(world) : options.session),
   });
   session.subscribe((event) => events.push(event));

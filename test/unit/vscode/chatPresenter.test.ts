@@ -73,6 +73,8 @@ describe('ChatPresenter', () => {
     const { chat, posted } = presenter();
     chat.handle({
       type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', historyStart: 0, applied: ['t.ts'], notApplied: [], timeSavedMs: 4200, alreadyRendered: false, continuesLive: false,
+      excluded: [], point: { id: 'pt1', historyLength: 4, checkpointId: 'cp1' },
+      checkpoint: { id: 'cp1', createdAt: 0, origin: { kind: 'accept', suggestion: 'add a test', runId: 'run1' }, state: 'applied', files: [{ path: 't.ts', change: 'created' }] },
       toolCalls: [{ index: 0, id: 'c1', name: 'write_file', args: { file_path: 't.ts' }, rawArgs: '{}', summary: 't.ts', decision: 'redirect', executed: true, ok: true, result: 'Created t.ts' }],
       messages: [
         { role: 'user', content: 'add a test' },
@@ -85,16 +87,17 @@ describe('ChatPresenter', () => {
     assert.ok(append && append.type === 'appendItems');
     assert.deepEqual(append.items.map((i) => i.kind), ['user', 'assistant', 'toolGroup', 'assistant']);
     assert.ok(append.items.every((i) => 'speculated' in i && i.speculated === true));
-    const notice = posted.find((m) => m.type === 'notice');
-    assert.equal(notice?.type === 'notice' && notice.text, 'Speculated 1 tool call · 4.2 s saved');
+    // The line after it says what was saved, and carries the checkpoint that undoes it.
+    const line = posted.filter((m) => m.type === 'appendItems').flatMap((m) => (m.type === 'appendItems' ? m.items : [])).find((i) => i.kind === 'turnEnd');
+    assert.deepEqual(line && line.kind === 'turnEnd' && [line.text, line.checkpoint], ['Speculated 1 tool call · 4.2 s saved', { checkpointId: 'cp1', state: 'applied', files: [{ path: 't.ts', change: 'created' }] }]);
   });
 
   it('does not render a promoted run twice', () => {
     const { chat, posted } = presenter();
-    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 's', historyStart: 0, applied: [], notApplied: ['a.ts'], timeSavedMs: 0, alreadyRendered: true, continuesLive: true, toolCalls: [], messages: [{ role: 'user', content: 's' }] });
-    assert.equal(posted.some((m) => m.type === 'appendItems'), false);
-    const notice = posted.find((m) => m.type === 'notice');
-    assert.match(notice?.type === 'notice' ? notice.text : '', /kept your version of a\.ts · continuing live/);
+    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 's', historyStart: 0, applied: [], notApplied: ['a.ts'], excluded: ['b.ts'], timeSavedMs: 0, alreadyRendered: true, continuesLive: true, toolCalls: [], messages: [{ role: 'user', content: 's' }], point: { id: 'pt1', historyLength: 1, checkpointId: null }, checkpoint: null });
+    const items = posted.flatMap((m) => (m.type === 'appendItems' ? m.items : []));
+    assert.deepEqual(items.map((i) => i.kind), ['turnEnd'], 'only the line: the turns are on screen already');
+    assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /kept your version of a\.ts · left out b\.ts · continuing live/);
   });
 
   it('maps every speculation state to the status line, in words', () => {

@@ -100,12 +100,13 @@ describe('Tab reveal: the host side with a real session', function () {
     assert.equal(usual, 0);
     assert.equal(await current.world.read('src/greet.ts'), FAREWELL, 'the file on disk changed');
     const sent = types(current.posted);
-    assert.ok(!sent.includes('appendItems'), `the turns are not sent again: ${sent.join(', ')}`);
+    const appended = current.posted.flatMap((m) => (m.type === 'appendItems' ? m.items : []));
+    assert.deepEqual(appended.map((item) => item.kind), ['turnEnd'], `the turns are not sent again, only the line after them: ${sent.join(', ')}`);
     assert.ok(!sent.includes('suggestionCleared'), 'the webview cleared the accepted suggestion itself');
     assert.deepEqual(current.posted.find((m) => m.type === 'revealAnswer'), { type: 'revealAnswer', seq: copy.seq, outcome: 'applied', notApplied: [] });
-    assert.ok(sent.indexOf('revealAnswer') < sent.indexOf('notice'));
-    const notice = current.posted.find((m) => m.type === 'notice');
-    assert.match(notice?.type === 'notice' ? notice.text : '', /^Speculated 1 tool call · [\d.]+ s saved$/);
+    assert.ok(sent.indexOf('revealAnswer') < sent.indexOf('appendItems'));
+    const line = appended[0];
+    assert.match(line?.kind === 'turnEnd' ? line.text : '', /^Speculated 1 tool call · [\d.]+ s saved$/);
     const shown = current.posted.find((m) => m.type === 'suggestion');
     assert.deepEqual(shown, { type: 'suggestion', id: copy.next!.id, text: NEXT }, 'the next suggestion keeps the id the webview already shows');
 
@@ -116,7 +117,7 @@ describe('Tab reveal: the host side with a real session', function () {
     const transcript = current.presenter.snapshot().transcript;
     const at = transcript.findIndex((item) => item.id === copy.items[0].id);
     assert.deepEqual(transcript.slice(at, at + copy.items.length), copy.items);
-    assert.equal(transcript[at + copy.items.length]?.kind, 'notice');
+    assert.equal(transcript[at + copy.items.length]?.kind, 'turnEnd');
   });
 
   it('refuses a stale version (the run moved on since) and accepts the Tab the usual way', async () => {
@@ -308,9 +309,9 @@ describe('Tab reveal: what the presenter previews', () => {
     chat.handle({ type: 'suggestion', text: null });
     chat.handle({
       type: 'speculation_accepted', runId: 'run1', suggestion: 'add a test', messages: done, historyStart: 4, toolCalls: [record], applied: ['a.ts'], notApplied: [],
-      timeSavedMs: 1200, alreadyRendered: false, continuesLive: false,
+      timeSavedMs: 1200, alreadyRendered: false, continuesLive: false, excluded: [], point: { id: 'pt1', historyLength: 8, checkpointId: null }, checkpoint: null,
     });
-    assert.deepEqual(types(posted), ['suggestionCleared', 'appendItems', 'notice']);
+    assert.deepEqual(types(posted), ['suggestionCleared', 'appendItems', 'appendItems'], 'the turns, then the line after them');
   });
 
   it('refuses a second reveal of the same version and one whose turns no longer match the run', () => {
