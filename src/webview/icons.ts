@@ -38,6 +38,8 @@ const ICONS = {
   file: [['path', { d: 'M4 1.5h5.2l2.8 2.8v10.2H4zM9 1.5v3h3' }]],
   selection: [['path', { d: 'M2.5 4h11M2.5 8h7M2.5 12h9' }]],
   dropdown: [['path', { d: 'M4.5 6.5L8 10l3.5-3.5' }]],
+  undo: [['path', { d: 'M5.5 3.5L2.5 6.5l3 3M2.8 6.5h6.7a4 4 0 0 1 0 8H7' }]],
+  redo: [['path', { d: 'M10.5 3.5l3 3-3 3M13.2 6.5H6.5a4 4 0 0 0 0 8H9' }]],
 } satisfies Record<string, Shape[]>;
 
 export type IconName = keyof typeof ICONS;

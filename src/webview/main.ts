@@ -9,8 +9,11 @@ import { ScrollFollow } from './scrollFollow';
 import { icon } from './icons';
 import { Composer } from './input';
 import { SpeculatedBlock } from './speculatedBlock';
+import { SpeculationFileList } from './speculationFiles';
 import { SpeculationStatusLine } from './status';
 import { Transcript } from './transcript';
+import { TurnEndLines } from './turnEnd';
+import { UndoConflictBlocks } from './undoConflicts';
 import { connectToHost, type SavedState } from './vscodeApi';
 
 const root = document.getElementById('app');
@@ -47,7 +50,8 @@ function start(app: HTMLElement): void {
   const welcome = buildWelcome(welcomeDemo);
 
   const status = new SpeculationStatusLine({ post: host.post, announce });
-  const composer = new Composer(status.element, {
+  const speculationFiles = new SpeculationFileList({ post: host.post, announce });
+  const composer = new Composer(h('div', { class: 'spec-area' }, status.element, speculationFiles.element), {
     post: host.post,
     announce,
     draftChanged: (draft) => save({ draft }),
@@ -59,15 +63,19 @@ function start(app: HTMLElement): void {
       if (revealed) {
         status.update(lastSpeculation, revealed.next?.id);
         follow.follow();
+        speculationFiles.follow({ ...lastSpeculation, state: status.state });
       }
       return revealed;
     },
   });
+  const turnEnds = new TurnEndLines({ post: host.post, announce });
+  const undoConflicts = new UndoConflictBlocks({ post: host.post, announce, isTyping: () => composer.hasDraft() });
   const transcript = new Transcript(welcome, {
     post: host.post,
     announce,
     isTyping: () => composer.hasDraft(),
     focusInput: () => composer.focus(),
+    renderItem: (item) => (item.kind === 'turnEnd' ? turnEnds.render(item) : item.kind === 'undoConflicts' ? undoConflicts.render(item) : null),
   });
   const progress = h('div', { class: 'progress', hidden: true, role: 'status' }, icon('spinner', 'spin'), h('span', {}, 'Working…'));
   transcript.element.appendChild(progress);
@@ -111,6 +119,7 @@ function start(app: HTMLElement): void {
   const showSpeculation = (next: SpeculationStatus): void => {
     lastSpeculation = next;
     status.update(next, composer.currentSuggestion?.id);
+    speculationFiles.follow({ ...next, state: status.state });
   };
 
   const setModel = (model: ModelInfo): void => {
@@ -130,8 +139,11 @@ function start(app: HTMLElement): void {
   };
 
   const applyInit = (snapshot: ChatSnapshot): void => {
+    turnEnds.clear();
+    undoConflicts.clear();
     transcript.reset(snapshot.transcript);
     speculated.reset(snapshot.preview ?? null);
+    speculationFiles.set(snapshot.speculationFiles ?? null);
     setModel(snapshot.model);
     header.setTitle(snapshot.title ?? '');
     header.setUsage(snapshot.usage);
@@ -205,7 +217,16 @@ function start(app: HTMLElement): void {
         return speculated.update(message.preview);
       case 'revealAnswer':
         return speculated.answer(message.seq, message.outcome, message.notApplied);
+      case 'checkpointUpdate':
+        return turnEnds.update(message.checkpoint);
+      case 'undoConflictResolved':
+        return undoConflicts.resolved(message.id, message.path, message.resolution);
+      case 'speculationFiles':
+        return speculationFiles.set(message.files);
       case 'clear':
+        turnEnds.clear();
+        undoConflicts.clear();
+        speculationFiles.set(null);
         transcript.clear();
         speculated.reset(null);
         composer.setSuggestion(null);

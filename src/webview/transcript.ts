@@ -28,6 +28,8 @@ export interface TranscriptActions {
   /** true while the user has a draft in the input: approvals then do not take the focus. */
   isTyping(): boolean;
   focusInput(): void;
+  /** Builds items other components own (turn-end lines, undo conflicts); the transcript places them. */
+  renderItem?(item: TranscriptItem): HTMLElement | null;
 }
 
 interface AssistantEntry {
@@ -220,7 +222,19 @@ export class Transcript {
       case 'conflicts':
         this.conflicts(item.id, item.files);
         break;
+      default: {
+        const element = this.actions.renderItem?.(item);
+        if (element) this.appendBlock(element);
+      }
     }
+  }
+
+  /** A block another component built: it ends the current response, like a notice. */
+  appendBlock(element: HTMLElement): void {
+    this.mutate(() => {
+      this.response = null;
+      this.items.appendChild(element);
+    });
   }
 
   userMessage(id: string, text: string, speculated: boolean, attachments?: AttachmentView[]): void {
