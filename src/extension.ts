@@ -1,8 +1,10 @@
 // activate(): builds the services, registers providers and commands. Wiring only.
 import * as vscode from 'vscode';
+import type { CheckpointStore } from './core/checkpoints';
 import { cleanupStaleOverlays } from './core/followup/overlayFs';
 import { ApiKeyStore } from './vscode/apiKeys';
 import { ChatViewProvider } from './vscode/chatView';
+import { CHECKPOINT_SCHEME, CheckpointDocumentProvider, PROPOSED_SCHEME } from './vscode/checkpointDocuments';
 import { registerCommands } from './vscode/commands';
 import { SpeculateController } from './vscode/controller';
 import { registerDiffPreview } from './vscode/diffPreview';
@@ -30,7 +32,23 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   const apiKeys = new ApiKeyStore(context.secrets);
   const chatView = new ChatViewProvider(context.extensionUri, (line) => output.warn(line));
   const fsProvider = new SpeculationFileSystemProvider();
-  const controller = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace });
+  // Overlays of crashed windows: finish or roll back interrupted accepts, then delete them. Off the
+  // activation path: it touches the disk and nothing waits for it — except checkpoint recovery,
+  // which must see the files as those accepts left them.
+  const housekeeping = new Promise<void>((done) => {
+    setTimeout(() => {
+      // Only journals of the folders open in this window are acted on; others wait for theirs.
+      const workspaces = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+      cleanupStaleOverlays({ workspaces })
+        .then(
+          (report) => output.info(`startup housekeeping: ${JSON.stringify(report)}`),
+          (error: unknown) => output.warn(`startup housekeeping failed: ${String(error)}`),
+        )
+        .finally(done);
+    }, 2000);
+  });
+  const documents: CheckpointDocumentProvider = new CheckpointDocumentProvider((): CheckpointStore | undefined => controller.currentSession?.checkpointStore);
+  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping });
   active = controller;
   context.subscriptions.push(
     output,
@@ -43,19 +61,19 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
       isCaseSensitive: true,
       isReadonly: new vscode.MarkdownString('This is a **speculation preview**: what Speculate would write if you accept. It is read-only; press Tab in the chat to apply it.'),
     }),
+    documents,
+    vscode.workspace.registerFileSystemProvider(CHECKPOINT_SCHEME, documents, {
+      isCaseSensitive: true,
+      isReadonly: new vscode.MarkdownString('A **saved copy** Speculate kept in a checkpoint. It is read-only; use Undo in the chat to restore it.'),
+    }),
+    vscode.workspace.registerFileSystemProvider(PROPOSED_SCHEME, documents, {
+      isCaseSensitive: true,
+      isReadonly: new vscode.MarkdownString('What this tool call **would write** if you allow it in the chat. It is read-only.'),
+    }),
+    vscode.commands.registerCommand('speculate.undoLastChange', () => controller.undoLastChange()),
   );
   registerDiffPreview(context);
   registerCommands(context, { apiKeys, chatView, controller });
-  // Overlays of crashed windows: finish or roll back interrupted accepts, then delete them. Off the
-  // activation path: it touches the disk and nothing waits for it.
-  setTimeout(() => {
-    // Only journals of the folders open in this window are acted on; others wait for theirs.
-    const workspaces = (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
-    cleanupStaleOverlays({ workspaces }).then(
-      (report) => output.info(`startup housekeeping: ${JSON.stringify(report)}`),
-      (error: unknown) => output.warn(`startup housekeeping failed: ${String(error)}`),
-    );
-  }, 2000);
   // Any extension can read another's exports: the internals (and the key store) go to tests only.
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
   return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri };

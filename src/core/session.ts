@@ -1,7 +1,7 @@
 // ChatSession: one conversation, its visible suggestion and its one speculation. The single owner of
 // that state: it publishes events with snapshots, and the UI (VS Code or CLI) only calls its methods.
 import { ApprovalScheduler, type ApprovalPrompter, type ApprovalMode } from './chat/approvals';
-import { RecordingWorkspaceFs, summaryOf, type CheckpointStore, type CheckpointSummary, type RestoreOutcome, type RestorePlan } from './checkpoints';
+import { RecordingWorkspaceFs, summaryOf, type CheckpointStore, type CheckpointSummary, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './checkpoints';
 import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
 import type { ChatMessage } from './messages';
@@ -820,12 +820,12 @@ export class ChatSession {
    * Undoes a checkpoint (files changed since are kept unless listed in `force`). The suggestion and
    * its speculation go first: they were predicted from the workspace before the undo.
    */
-  undoCheckpoint(id: string, force: readonly string[] = []): Promise<RestoreOutcome> {
-    return this.rewind(id, 'undo', force);
+  undoCheckpoint(id: string, force: readonly string[] = [], keep: readonly string[] = []): Promise<RestoreOutcome> {
+    return this.rewind(id, 'undo', { force, keep });
   }
 
-  redoCheckpoint(id: string, force: readonly string[] = []): Promise<RestoreOutcome> {
-    return this.rewind(id, 'redo', force);
+  redoCheckpoint(id: string, force: readonly string[] = [], keep: readonly string[] = []): Promise<RestoreOutcome> {
+    return this.rewind(id, 'redo', { force, keep });
   }
 
   private async withStore<T extends RestorePlan | RestoreOutcome>(work: (store: CheckpointStore) => Promise<T>): Promise<T | RestorePlan> {
@@ -834,7 +834,7 @@ export class ChatSession {
     return work(store);
   }
 
-  private async rewind(id: string, direction: 'undo' | 'redo', force: readonly string[]): Promise<RestoreOutcome> {
+  private async rewind(id: string, direction: 'undo' | 'redo', options: RestoreOptions): Promise<RestoreOutcome> {
     const store = this.options.checkpoints;
     if (!store) return { ok: false, reason: 'unknown', message: 'Checkpoints are not recorded in this session.' };
     const blocked = this.undoBlocker();
@@ -844,7 +844,7 @@ export class ChatSession {
       this.suggestionAbort?.abort();
       this.followup.clear();
       await this.abortSpeculation(direction);
-      const outcome = direction === 'undo' ? await store.undo(id, { force }) : await store.redo(id, { force });
+      const outcome = direction === 'undo' ? await store.undo(id, options) : await store.redo(id, options);
       const read = await store.read(id);
       if (read.ok) this.emit({ type: 'checkpoint_changed', checkpoint: summaryOf(read.record) });
       return outcome;

@@ -11,9 +11,13 @@ import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import type { ApiKeyStore, LegacyKeyOutcome } from './apiKeys';
 import { chatAction, runChatAction } from './chatActions';
 import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedProfiles';
+import { ApprovalDiffs } from './approvalDiff';
 import { ChatPresenter } from './chatPresenter';
 import { acceptRevealed } from './speculationPreview';
 import type { ChatViewProvider } from './chatView';
+import { CheckpointActions } from './checkpointActions';
+import type { CheckpointDocumentProvider } from './checkpointDocuments';
+import { openCheckpointStore } from './checkpointStorage';
 import { setContextKey } from './contextKeys';
 import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
 import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
@@ -30,6 +34,7 @@ import { HistoryActions } from './historyActions';
 import { UsageLedger } from '../core/usage/usageLedger';
 import { formatUsageSummary, summarizeUsage } from '../core/usage/prices';
 import type { ModelRole } from '../shared/protocol';
+import { SpeculationReview } from './speculationReview';
 
 const STATS_KEY = 'speculate.stats';
 const USAGE_KEY = 'speculate.usage';
@@ -49,6 +54,10 @@ export interface ControllerDeps {
   apiKeys: ApiKeyStore;
   output: vscode.LogOutputChannel;
   trust: WorkspaceTrust;
+  /** Saved copies (checkpoint blobs) and proposed writes, for diffs. */
+  documents: CheckpointDocumentProvider;
+  /** Settles when the start-up recovery of crashed accepts is done (checkpoint recovery waits for it). */
+  housekeeping: Promise<void>;
 }
 
 export class SpeculateController implements vscode.Disposable {
@@ -76,6 +85,9 @@ export class SpeculateController implements vscode.Disposable {
   private readonly postEmitter = new vscode.EventEmitter<HostToWebview>();
   /** Every protocol message sent to the chat webview (tests observe the chat through it). */
   readonly onDidPostToWebview = this.postEmitter.event;
+  readonly checkpoints: CheckpointActions;
+  private readonly review: SpeculationReview;
+  private readonly approvalDiffs: ApprovalDiffs;
 
   constructor(private readonly deps: ControllerDeps) {
     this.trusted = deps.trust.isTrusted;
@@ -117,6 +129,16 @@ export class SpeculateController implements vscode.Disposable {
       onChatSwitched: () => this.attachments.clear(),
       log: (line) => this.log(line),
     });
+    const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri;
+    this.checkpoints = new CheckpointActions({
+      session: () => this.session,
+      presenter: this.presenter,
+      workspace,
+      revealChat: () => deps.chatView.reveal(true),
+      log: (line) => this.log(line),
+    });
+    this.review = new SpeculationReview({ session: () => this.session, workspaceFs: () => this.services?.fs, presenter: this.presenter, log: (line) => this.log(line) });
+    this.approvalDiffs = new ApprovalDiffs({ services: () => this.services, workspace, documents: deps.documents, log: (line) => this.log(line) });
     this.disposables.push(
       this.statusBar,
       this.postEmitter,
@@ -231,15 +253,28 @@ export class SpeculateController implements vscode.Disposable {
       },
     });
     this.services = services;
+    const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);
+    if (!checkpoints.store) this.presenter.notice(`Checkpoints are off in this window (${checkpoints.error}); changes cannot be undone from the chat.`);
     const session = new ChatSession({
       llm: this.llm,
       config: this.sessionConfig(),
       systemPrompt: services.systemPrompt,
       tools: services.tools,
       toolContext: services.toolContext,
-      prompter: this.presenter,
+      prompter: {
+        // An edit waiting for approval shows its diff beside the chat while the question is open.
+        request: async (request) => {
+          const diff = this.approvalDiffs.open(request).catch(() => undefined);
+          try {
+            return await this.presenter.request(request);
+          } finally {
+            void diff.then((close) => close?.());
+          }
+        },
+      },
       classifyShell: services.classifyShell,
       createOverlay: services.createOverlay,
+      ...(checkpoints.store ? { checkpoints: checkpoints.store } : {}),
       stats: this.stats,
       log: (line) => this.log(line),
     });
@@ -271,7 +306,10 @@ export class SpeculateController implements vscode.Disposable {
       void this.deps.context.globalState.update(USAGE_KEY, this.usageTotals.snapshot());
     }
     if (event.type === 'suggestion') setContextKey('speculate.suggestionVisible', event.text !== null);
-    if (event.type === 'speculation') this.onSpeculationChanged();
+    if (event.type === 'speculation') {
+      this.onSpeculationChanged();
+      this.review.update();
+    }
     if (event.type === 'conflicts') this.onConflicts(event.conflicts.map((c) => c.path));
   }
 
@@ -433,6 +471,18 @@ export class SpeculateController implements vscode.Disposable {
         // The settings change aborts a speculation built on the old model (onSettingsChanged).
         await updateSetting(message.role === 'main' ? 'model' : 'fastModel', message.model, this.trusted);
         return;
+      case 'checkpointAction':
+        await this.checkpoints.act(message.checkpointId, message.action);
+        return;
+      case 'restoreTo':
+        await this.checkpoints.restoreTo(message.turnEndId);
+        return;
+      case 'undoConflictChoice':
+        await this.checkpoints.choose(message.conflictId, message.path, message.choice);
+        return;
+      case 'excludeFile':
+        this.review.exclude(message.runId, message.path, message.excluded);
+        return;
     }
   }
 
@@ -590,8 +640,15 @@ export class SpeculateController implements vscode.Disposable {
   }
 
 
+  /** `Speculate: Undo Last Change`. */
+  async undoLastChange(): Promise<void> {
+    if (!(await this.ensureSession())) return;
+    await this.checkpoints.undoLast();
+  }
+
   dispose(): void {
     for (const d of this.disposables) d.dispose();
+    this.review.dispose();
     void this.session?.dispose();
   }
 }

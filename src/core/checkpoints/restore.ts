@@ -60,6 +60,8 @@ export type RestorePlan = { ok: true; restorable: string[]; conflicts: RestoreCo
 export interface RestoreOptions {
   /** true = every conflict that can be forced; a list = those paths only. */
   force?: boolean | readonly string[];
+  /** Paths to leave as they are (kept, like a conflict the user answered with Keep mine). */
+  keep?: readonly string[];
 }
 
 /** One path to bring from `expect` (what should be there now) to `target`. */
@@ -150,7 +152,12 @@ async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, dir
   const steps: Evaluated[] = [];
   const already: Item[] = [];
   const conflicts: RestoreConflict[] = [];
+  const keep = new Set(options.keep ?? []);
   for (const item of items.sort((a, b) => (a.path < b.path ? -1 : 1))) {
+    if (keep.has(item.path)) {
+      conflicts.push({ ...conflictOf(item.path, 'modified', direction), message: `"${item.path}" was left as it is, as you chose.` });
+      continue;
+    }
     const verdict = await evaluate(store, item, direction, forced(options, item.path));
     if (verdict === 'already') already.push(item);
     else if ('reason' in verdict) conflicts.push(verdict);
