@@ -2,6 +2,7 @@
 // else the global storage, else the engine's default state folder; opened with recovery and pruning.
 import * as vscode from 'vscode';
 import { CheckpointStore, DEFAULT_PRUNE_LIMITS, defaultStateDir, type PruneLimits } from '../core/checkpoints';
+import { userValue } from './settingPolicy';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MB = 1024 * 1024;
@@ -20,12 +21,12 @@ export function checkpointStateDir(context: Pick<vscode.ExtensionContext, 'stora
  * them (and so delete the user's undo history); only the user's own settings count.
  */
 export function pruneLimitsFromSettings(): PruneLimits {
-  const config = vscode.workspace.getConfiguration('speculate.checkpoints');
-  const days = config.get<number>('maxAgeDays', DEFAULT_PRUNE_LIMITS.maxAgeMs / DAY_MS);
-  const megabytes = config.get<number>('maxSizeMB', DEFAULT_PRUNE_LIMITS.maxBytes / MB);
+  const config = vscode.workspace.getConfiguration('speculate');
+  const days = userValue(config.inspect('checkpoints.maxAgeDays'));
+  const megabytes = userValue(config.inspect('checkpoints.maxSizeMB'));
   return {
-    maxAgeMs: Number.isFinite(days) && days > 0 ? days * DAY_MS : DEFAULT_PRUNE_LIMITS.maxAgeMs,
-    maxBytes: Number.isFinite(megabytes) && megabytes > 0 ? megabytes * MB : DEFAULT_PRUNE_LIMITS.maxBytes,
+    maxAgeMs: typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days * DAY_MS : DEFAULT_PRUNE_LIMITS.maxAgeMs,
+    maxBytes: typeof megabytes === 'number' && Number.isFinite(megabytes) && megabytes >= 10 ? megabytes * MB : DEFAULT_PRUNE_LIMITS.maxBytes,
   };
 }
 

@@ -254,7 +254,7 @@ export class SpeculateController implements vscode.Disposable {
     });
     this.services = services;
     const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);
-    if (!checkpoints.store) this.presenter.notice(`Checkpoints are off in this window (${checkpoints.error}); changes cannot be undone from the chat.`);
+    if (!checkpoints.store) this.presenter.notice(`Checkpoints are off in this window (${checkpoints.error}); changes cannot be undone from the chat.`, { tone: 'warning' });
     const session = new ChatSession({
       llm: this.llm,
       config: this.sessionConfig(),

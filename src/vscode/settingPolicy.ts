@@ -14,6 +14,8 @@ export const USER_ONLY_SETTINGS = {
   'speculate.approvalMode': 'it decides which tool calls run without asking you',
   'speculate.webSearchUrl': 'it decides where your search queries are sent',
   'speculate.protectedPaths': 'it decides which files an edit may change without asking you',
+  'speculate.checkpoints.maxAgeDays': 'it decides when your undo history is deleted',
+  'speculate.checkpoints.maxSizeMB': 'it decides when your undo history is deleted',
 } as const satisfies Record<string, string>;
 
 export type UserOnlySetting = keyof typeof USER_ONLY_SETTINGS;
