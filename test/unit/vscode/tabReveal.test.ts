@@ -194,7 +194,8 @@ describe('Tab reveal: the host side with a real session', function () {
     assert.equal(update.groupId, group?.id, 'in the revealed tool group');
     assert.equal(current.posted.filter((m) => m.type === 'toolCallUpdate').length, 1, 'only the kept file’s call changes');
     assert.deepEqual(current.posted.find((m) => m.type === 'revealAnswer'), { type: 'revealAnswer', seq: copy.seq, outcome: 'applied', notApplied: ['src/a.ts'] });
-    assert.ok(!types(current.posted).includes('appendItems'));
+    const appended = current.posted.flatMap((m) => (m.type === 'appendItems' ? m.items : []));
+    assert.deepEqual(appended.map((item) => item.kind), ['turnEnd'], 'the turns are not sent again, only the line after them');
     // The presenter keeps the block where the webview shows it: before the conflict choices.
     const transcript = current.presenter.snapshot().transcript;
     const blockAt = transcript.findIndex((item) => item.id === copy.items[0].id);
