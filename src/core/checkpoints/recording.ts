@@ -27,8 +27,11 @@ export interface CaptureResult {
   refused: { path: string; reason: RefusalReason }[];
 }
 
-/** Folders the change is going to remove (an accept removes those its deletions emptied). */
+/** Folders the change makes or removes, when the caller knows them (an accept's journal does). */
 export interface CaptureDirs {
+  /** Made for new files (removed again by undo once empty). */
+  created?: readonly string[];
+  /** Removed once its deletions emptied them (made again by undo). */
   removed?: readonly string[];
 }
 
@@ -126,6 +129,7 @@ export class CheckpointRecording {
       }
       added.push({ path: request.path, before, after: request.after ?? null });
     }
+    createdDirs.push(...(dirs.created ?? []));
     const removed = (dirs.removed ?? []).filter((dir) => !this.record.removedDirs.includes(dir));
     if (added.length === 0 && removed.length === 0 && !requests.some((r) => r.after && this.captured.has(r.path))) return { refused };
     await store.blobs.flush();

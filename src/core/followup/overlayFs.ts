@@ -24,14 +24,14 @@ import {
   type WriteOptions,
 } from '../fs/workspaceFs';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
-import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict } from './overlay/applyOverlay';
+import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
 import { isAtOrBelow, isBelow, kindOf, sha256, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
 import { ObservationLog, identityOf, type CurrentFile } from './overlay/observations';
 import { ReadWriteLock } from './overlay/readWriteLock';
 import type { SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
 import { OVERLAY_PARENT } from './overlay/recovery';
 
-export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type Conflict, type ConflictReason } from './overlay/applyOverlay';
+export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type ReplaceStep } from './overlay/applyOverlay';
 export { cleanupStaleOverlays, isProcessAlive, recoverInterruptedApplies, type HousekeepingOptions, type RecoveryOutcome, type StaleCleanupReport } from './overlay/recovery';
 export type { ApplyFs } from './overlay/applyFs';
 export type { WrittenKind } from './overlay/entries';
@@ -479,7 +479,7 @@ export class OverlayFs implements WorkspaceFs {
    * stay in the overlay for the user to decide. `skip` leaves files out (Keep mine) without a report. Applied paths leave the overlay. Throws
    * OverlayApplyError (naming the files) when the disk refuses; see applyEntries for what is applied then.
    */
-  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[] } = {}): Promise<ApplyResult> {
+  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook } = {}): Promise<ApplyResult> {
     return this.lock.exclusive(async () => {
       this.assertUsable();
       const overwrite = new Set<string>();
@@ -487,7 +487,7 @@ export class OverlayFs implements WorkspaceFs {
       const skip = new Set<string>();
       for (const requested of options.skip ?? []) skip.add(await this.entryKey(requested));
       const selected = new Map([...this.entries].filter(([file]) => !skip.has(file)));
-      return this.applySelected(selected, overwrite, [...this.deletedDirs]);
+      return this.applySelected(selected, overwrite, [...this.deletedDirs], options.beforeReplace);
     });
   }
 
@@ -527,7 +527,7 @@ export class OverlayFs implements WorkspaceFs {
     this.listeners.clear();
   }
 
-  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[]): Promise<ApplyResult> {
+  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[], beforeReplace?: BeforeReplaceHook): Promise<ApplyResult> {
     const input = {
       root: this.root,
       overlayId: this.id,
@@ -538,6 +538,7 @@ export class OverlayFs implements WorkspaceFs {
       overwrite,
       fs: this.applyFs,
       onStep: this.options.onApplyStep,
+      ...(beforeReplace ? { beforeReplace } : {}),
     };
     let applied: string[];
     try {

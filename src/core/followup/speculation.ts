@@ -11,6 +11,8 @@ import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
 import type { CheckpointRecording } from '../checkpoints';
+import { checkpointHook } from './acceptCheckpoint';
+import type { BeforeReplaceHook } from './overlay/applyOverlay';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;
@@ -21,7 +23,7 @@ export type SpeculationStatus = 'running' | 'completed' | 'boundary' | 'aborted'
 export interface SpeculationOverlay extends WorkspaceFs {
   readonly id: string;
   writtenFiles(): { path: string; kind: 'modified' | 'created' | 'deleted' }[];
-  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[] }): Promise<ApplyResult>;
+  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook }): Promise<ApplyResult>;
   cleanup(): Promise<void>;
 }
 
@@ -422,8 +424,9 @@ export class Speculation {
   /**
    * Accept step 1: applies the overlay to the workspace. Conflicting files are not written; the
    * caller decides (overwrite / keep mine) and may call again with `overwrite` or `skip`. With a
-   * `checkpoint`, the state of every file about to be replaced is saved in it (durably) first;
-   * the caller finishes the checkpoint with the applied paths.
+   * `checkpoint`, the state of every file about to be replaced is saved in it (durably) before the
+   * first is replaced, from what the accept's own check found; the caller finishes the checkpoint
+   * with the applied paths.
    */
   async apply(options: { overwrite?: readonly string[]; skip?: readonly string[]; checkpoint?: CheckpointRecording } = {}): Promise<ApplyResult> {
     if (this.status === 'running' || this.status === 'aborted' || this.status === 'failed') {
@@ -431,14 +434,8 @@ export class Speculation {
     }
     if (!this.overlay) return { applied: [], conflicts: [] };
     const { checkpoint, ...applyOptions } = options;
-    if (checkpoint) {
-      const skip = new Set(options.skip ?? []);
-      const overwrite = new Set(options.overwrite ?? []);
-      const paths = this.overlay.writtenFiles().map((file) => file.path).filter((file) => !skip.has(file));
-      // Refused paths (a folder there, a symlink out) are ones the overlay's own check refuses too.
-      await checkpoint.capture(paths.map((file) => ({ path: file, ...(overwrite.has(file) ? { refresh: true } : {}) })));
-    }
-    return this.overlay.applyToReal(applyOptions);
+    const beforeReplace = checkpoint ? checkpointHook(checkpoint, new Set(options.overwrite ?? [])) : undefined;
+    return this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace ? { beforeReplace } : {}) });
   }
 
   /**

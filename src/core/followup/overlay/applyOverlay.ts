@@ -44,6 +44,23 @@ export interface ApplyResult {
 /** Observes progress; a throw from it stops the accept on the spot, like a crash (tests only). */
 export type ApplyStepHook = (event: { phase: 'staged' | 'committed'; path: string; index: number }) => void;
 
+/** One file the accept is about to replace or delete, as its journal knows it. */
+export interface ReplaceStep {
+  path: string;
+  action: 'write' | 'delete';
+  /** What the real file held at the check (the journal's expectation). */
+  expect: FileExpectation;
+  /** What it will hold: the speculation's content, or absent for a deletion. */
+  after: { exists: false } | { exists: true; sha256: string; size: number; mode: number | undefined };
+}
+
+/**
+ * Runs before the first file is replaced (a checkpoint saves what is replaced), beside the staging
+ * of the temps; the commit waits for it. A throw stops the accept with nothing changed; `refused`
+ * paths (their state could not be saved) are left as they are, as conflicts.
+ */
+export type BeforeReplaceHook = (plan: { steps: ReplaceStep[]; createdDirs: readonly string[]; removedDirs: readonly string[] }) => Promise<{ refused?: readonly string[] } | void>;
+
 export interface ApplyInput {
   root: string;
   overlayId: string;
@@ -55,6 +72,7 @@ export interface ApplyInput {
   overwrite: ReadonlySet<string>;
   fs: ApplyFs;
   onStep?: ApplyStepHook;
+  beforeReplace?: BeforeReplaceHook;
 }
 
 /** An accept that could not finish; names the files and says what did get applied. */
@@ -282,6 +300,23 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     createdDirs: dirs,
   };
 
+  // The checkpoint saves what is about to be replaced while the temps are staged; the commit waits for it.
+  const saving = input.beforeReplace
+    ? input.beforeReplace({
+        steps: plan.map((step) => ({
+          path: step.path,
+          action: step.action,
+          expect: step.expect,
+          after: step.entry.kind === 'written' ? { exists: true, sha256: step.entry.sha256, size: step.entry.size, mode: step.entry.mode } : { exists: false },
+        })),
+        createdDirs: dirs,
+        removedDirs: input.deletedDirs,
+      }).then(
+        (answer) => ({ ok: true as const, refused: new Set(answer?.refused ?? []) }),
+        (error: unknown) => ({ ok: false as const, error }),
+      )
+    : Promise.resolve({ ok: true as const, refused: new Set<string>() });
+
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
   const staged: PlannedStep[] = [];
   let current = plan[0].path;
@@ -292,6 +327,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       await input.fs.mkdir(toAbsolute(input.root, dir));
     }
   } catch (error) {
+    await saving;
     await rollBackStaging(input, staged, dirs);
     throw stagingError(current, error, applied, conflicts);
   }
@@ -317,8 +353,27 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   } catch (error) {
     // Anything but a file's I/O failure (a crash hook in tests) stops here like a dying process.
     if (!(error instanceof StepFailure)) throw error;
+    await saving;
     await rollBackStaging(input, staged, dirs);
     throw stagingError(error.path, error.cause, applied, conflicts);
+  }
+  const saved = await saving;
+  if (!saved.ok) {
+    await rollBackStaging(input, staged, dirs);
+    const code = describeCode(saved.error);
+    throw new OverlayApplyError(
+      `Accepting the speculation failed: the checkpoint that undoes it could not be saved (${saved.error instanceof Error ? saved.error.message : code}); no file in the workspace was changed. Free disk space for the extension's storage, then accept again.`,
+      plan[0].path,
+      applied,
+      [{ path: plan[0].path, code }],
+      conflicts,
+    );
+  }
+  for (const step of plan) {
+    // Its state before could not be saved (it changed at that moment): the user's version stays.
+    if (!saved.refused.has(step.path) || refused.has(step)) continue;
+    refused.add(step);
+    conflicts.push(conflict(step.path, step.expect.exists ? 'modified' : 'created', step.action === 'delete'));
   }
   const commit = plan.filter((step) => !refused.has(step));
   try {
