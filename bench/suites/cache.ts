@@ -2,20 +2,18 @@
 // scripted server, and for every suggestion, speculation and pipelined-suggestion request we take the
 // cached tokens the server's prefix-cache emulation reports, out of the prefix the request shares
 // with the main chat's requests (from the server's canonical prompts).
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ApprovalMode } from '../../src/core/chat/approvals';
-import { ACCEPT_DEBOUNCE_MS } from '../../src/core/followup/followupState';
 import { SUGGESTION_PROMPT } from '../../src/core/followup/suggestionGenerator';
-import type { SpeculationSnapshot } from '../../src/core/followup/speculation';
 import type { ChatRequest, LlmClient } from '../../src/core/llm/llmClient';
 import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
-import { ChatSession, type SessionEvent } from '../../src/core/session';
+import { ChatSession } from '../../src/core/session';
 import { openWorkspaceServices } from '../../src/core/workspaceServices';
 import { canonicalPrompt, commonPrefixLength } from '../../test/fixtures/scripted/canonicalPrompt';
 import { demoReply } from '../../test/fixtures/scripted/demoScript';
 import { ScriptedServer, type ChatRequestBody } from '../../test/fixtures/scriptedServer';
+import { loadRecordedSession, replayRecordedSession } from '../lib/recordedSession';
 import type { Figure } from '../types';
 
 type Kind = 'main' | 'suggestion' | 'speculation' | 'pipelined';
@@ -25,65 +23,6 @@ const KIND_LABEL: Record<Exclude<Kind, 'main'>, string> = {
   speculation: 'speculation requests',
   pipelined: 'pipelined-suggestion requests',
 };
-const STEP_TIMEOUT_MS = 30_000;
-/** A Tab sooner than ACCEPT_DEBOUNCE_MS after the suggestion appeared is ignored, as for a user. */
-const TAB_AFTER_SHOWN_MS = ACCEPT_DEBOUNCE_MS + 50;
-
-interface RecordedSession {
-  approvalMode: ApprovalMode;
-  steps: Array<{ submit?: string; tab?: boolean; then?: 'speculation' }>;
-}
-
-/** Follows the session's events so the replay can wait for what a user would wait for. */
-class SessionWatcher {
-  suggestion: string | null = null;
-  /** When the current suggestion appeared (Date.now()). */
-  suggestionShownAt = 0;
-  speculation: SpeculationSnapshot | null = null;
-  private readonly finished = new Set<string>();
-  private readonly waiters = new Set<() => void>();
-
-  constructor(session: ChatSession) {
-    session.subscribe((event: SessionEvent) => {
-      if (event.type === 'suggestion') {
-        this.suggestion = event.text;
-        this.suggestionShownAt = Date.now();
-      }
-      if (event.type === 'speculation') {
-        this.speculation = event.snapshot;
-        if (event.snapshot && event.snapshot.status !== 'running') this.finished.add(event.snapshot.id);
-      }
-      for (const waiter of [...this.waiters]) waiter();
-    });
-  }
-
-  /** Ids of the runs that have finished so far (ready, boundary, failed, aborted). */
-  finishedRuns(): Set<string> {
-    return new Set(this.finished);
-  }
-
-  /** The first run that finished and is not in `before`. */
-  newlyFinished(before: Set<string>): string | undefined {
-    return [...this.finished].find((id) => !before.has(id));
-  }
-
-  until(condition: () => boolean, what: string): Promise<void> {
-    if (condition()) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiters.delete(check);
-        reject(new Error(`cache bench: timed out waiting for ${what}`));
-      }, STEP_TIMEOUT_MS);
-      const check = () => {
-        if (!condition()) return;
-        clearTimeout(timer);
-        this.waiters.delete(check);
-        resolve();
-      };
-      this.waiters.add(check);
-    });
-  }
-}
 
 /** Which part of the engine sent a request, judged when it is sent (nothing runs in parallel here). */
 function classify(request: ChatRequest, session: ChatSession): Kind {
@@ -99,7 +38,7 @@ function classify(request: ChatRequest, session: ChatSession): Kind {
 }
 
 export default async function cache(): Promise<Figure[]> {
-  const recorded = JSON.parse(readFileSync(path.join(process.cwd(), 'test/fixtures/recorded/demo-tab-session.json'), 'utf8')) as RecordedSession;
+  const recorded = loadRecordedSession();
   const scratch = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'speculate-bench-cache-')));
   const workspace = path.join(scratch, 'workspace');
   const tmpRoot = path.join(scratch, 'tmp');
@@ -130,21 +69,7 @@ export default async function cache(): Promise<Figure[]> {
       classifyShell: services.classifyShell,
       createOverlay: services.createOverlay,
     });
-    const watcher = new SessionWatcher(session);
-    const live = session;
-    for (const step of recorded.steps) {
-      const before = watcher.finishedRuns();
-      if (step.submit !== undefined) {
-        const outcome = await live.submit(step.submit);
-        if (outcome?.status !== 'done') throw new Error(`cache bench: "${step.submit}" ended ${outcome?.status ?? 'without a turn'}`);
-      } else if (step.tab) {
-        await watcher.until(() => watcher.suggestion !== null && watcher.speculation?.status === 'completed', 'a ready speculation to accept');
-        const wait = watcher.suggestionShownAt + TAB_AFTER_SHOWN_MS - Date.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        await live.acceptSuggestion('tab');
-      }
-      if (step.then === 'speculation') await watcher.until(() => watcher.newlyFinished(before) !== undefined, `the speculation after step ${JSON.stringify(step)}`);
-    }
+    await replayRecordedSession(session, recorded);
   } finally {
     await session?.dispose();
     await server.close();
