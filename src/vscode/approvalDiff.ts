@@ -1,8 +1,8 @@
-// An edit waiting for approval shows its diff: the tool runs against a dry-run file system (so the
-// right side is exactly what it would write), and the diff opens beside the chat without taking focus.
+// An edit waiting for approval shows its diff: the tool's own preview (the one the approval's diff
+// text comes from) gives the exact bytes it would write, and the diff opens beside the chat without
+// taking the focus.
 import * as vscode from 'vscode';
 import type { ApprovalRequest } from '../core/chat/approvals';
-import { DryRunWorkspaceFs } from '../core/checkpoints/dryRunFs';
 import type { WorkspaceServices } from '../core/workspaceServices';
 import { PROPOSED_SCHEME, proposedUri, type CheckpointDocumentProvider } from './checkpointDocuments';
 import { EMPTY_SCHEME } from './diffPreview';
@@ -28,28 +28,18 @@ export class ApprovalDiffs {
     const services = this.deps.services();
     const workspace = this.deps.workspace();
     const tool = services?.tools.get(request.tool);
-    if (!services || !workspace || !tool) return undefined;
-    const dry = new DryRunWorkspaceFs(services.fs);
-    try {
-      const result = await tool.execute(request.args, { ...services.toolContext, fs: dry, ...(request.signal ? { signal: request.signal } : {}) });
-      if (!result.ok || dry.writes.size === 0) return undefined;
-    } catch (error) {
+    if (!services || !workspace || !tool?.preview) return undefined;
+    const preview = await tool.preview(request.args, { ...services.toolContext, ...(request.signal ? { signal: request.signal } : {}) }).catch((error: unknown) => {
       this.deps.log(`the diff of ${request.tool} could not be prepared: ${String(error)}`);
       return undefined;
-    }
-    if (request.signal?.aborted) return undefined;
+    });
+    // No preview: the call would fail when it runs, and says why then.
+    if (!preview || request.signal?.aborted) return undefined;
     const key = `approval-${++this.counter}`;
-    this.deps.documents.propose(key, dry.writes);
-    const triples = await Promise.all(
-      [...dry.writes.keys()].map(async (path): Promise<[vscode.Uri, vscode.Uri, vscode.Uri]> => {
-        const real = vscode.Uri.joinPath(workspace, ...path.split('/'));
-        const exists = (await services.fs.stat(path).catch(() => undefined))?.type === 'file';
-        return [real, exists ? real : vscode.Uri.from({ scheme: EMPTY_SCHEME, path: `/${path}` }), proposedUri(key, path)];
-      }),
-    );
-    const [, left, right] = triples[0];
-    const path = [...dry.writes.keys()][0];
-    await vscode.commands.executeCommand('vscode.diff', left, right, `${path}: proposed by ${request.tool} — Allow or Deny in the chat`, {
+    this.deps.documents.propose(key, new Map([[preview.path, preview.after]]));
+    const real = vscode.Uri.joinPath(workspace, ...preview.path.split('/'));
+    const left = preview.before ? real : vscode.Uri.from({ scheme: EMPTY_SCHEME, path: `/${preview.path}` });
+    await vscode.commands.executeCommand('vscode.diff', left, proposedUri(key, preview.path), `${preview.path}: proposed by ${request.tool} — Allow or Deny in the chat`, {
       preserveFocus: true,
       preview: true,
     } satisfies vscode.TextDocumentShowOptions);
