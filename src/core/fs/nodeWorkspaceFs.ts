@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { IGNORE_FILE_NAMES } from './gitignore';
 import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
 import { specialKindOf } from './fileKind';
-import { assertCreatableNames, isWithin, resolveInsideWorkspace, toAbsolute } from './paths';
+import { assertCreatableNames, isWithin, placeInsideWorkspace, resolveInsideWorkspace, toAbsolute, type Placement } from './paths';
 import { findExecutable, ripgrepFiles, ripgrepTree } from './ripgrep';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from './textSearch';
 import { comparePaths, joinPath, walkFiles, type TreeEntry, type TreeSource } from './treeWalk';
@@ -75,6 +75,11 @@ export class NodeWorkspaceFs implements WorkspaceFs {
 
   resolve(requested: string): Promise<string> {
     return resolveInsideWorkspace(this.root, requested, this.aliases);
+  }
+
+  /** resolve() with what the walk found on disk, so a caller (the overlay) need not ask again. */
+  place(requested: string): Promise<Placement> {
+    return placeInsideWorkspace(this.root, requested, this.aliases);
   }
 
   private async absolute(requested: string): Promise<{ relative: string; absolute: string }> {

@@ -1,6 +1,7 @@
 // Placing a tool's path argument inside the workspace. This is the isolation line for every tool
 // and for the speculation overlay: lexical `..`, absolute paths and symlinks are all resolved
 // before a path is accepted, and anything that ends up outside the workspace is refused.
+import type { Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import * as path from 'node:path';
 import { PathOutsideWorkspaceError, UnsafeNameError } from './workspaceFs';
@@ -18,28 +19,53 @@ export function isWithin(root: string, candidate: string): boolean {
   return candidate.startsWith(prefix);
 }
 
-async function lstatOrUndefined(target: string) {
+/** Where a path lands in the workspace, with what the walk that placed it found on disk. */
+export interface Placement {
+  /** Workspace-relative POSIX path, every existing component followed through symlinks ('' = root). */
+  relative: string;
+  /** lstat of the placed path itself (never a symlink: those are followed); undefined when nothing is there. */
+  target: Stats | undefined;
+  /**
+   * How many leading components of `relative` exist ('' counts 0); the ones before the last of
+   * them are folders, or the walk could not have gone through them, and the ones after it do not exist.
+   */
+  foundDepth: number;
+  /** What the last existing component is: its lstat, or just 'directory' when that is all the walk needed to learn. */
+  found: Stats | 'directory';
+}
+
+/** A file system that can place paths as its own resolve() does, with what it saw on the way. */
+export interface Placer {
+  place(requested: string): Promise<Placement>;
+}
+
+type Lstat = Stats | 'ENOENT' | 'ENOTDIR';
+
+async function lstatOrCode(target: string): Promise<Lstat> {
   try {
     return await lstat(target);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return code;
     throw error;
   }
 }
 
+function realpathOrError(target: string): Promise<string | Error> {
+  return realpath(target).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+}
+
 /**
  * Resolves `requested` (absolute, or relative to the workspace) to a workspace-relative POSIX path
- * whose every existing component has been followed through symlinks. `realRoot` must already be
- * the realpath of the workspace; `aliases` are other absolute spellings of the same root (the path
- * the user opened before symlink resolution) that absolute arguments may use.
+ * whose every existing component has been followed through symlinks, and says what is there.
+ * `realRoot` must already be the realpath of the workspace; `aliases` are other absolute spellings
+ * of the same root (the path the user opened before symlink resolution) that absolute arguments may use.
  */
-export async function resolveInsideWorkspace(realRoot: string, requested: string, aliases: readonly string[] = []): Promise<string> {
+export async function placeInsideWorkspace(realRoot: string, requested: string, aliases: readonly string[] = []): Promise<Placement> {
   if (typeof requested !== 'string') throw new PathOutsideWorkspaceError(String(requested), 'is not a path');
   if (requested.includes('\0')) throw new PathOutsideWorkspaceError(requested.replace(/\0/g, '\\0'), 'contains a NUL byte');
   // Used exactly as given: "a.txt " names a different file than "a.txt" (never trimmed).
-  if (requested === '' || requested === '.') return '';
-
-  let absolute = path.isAbsolute(requested) ? path.resolve(requested) : path.resolve(realRoot, requested);
+  let absolute = requested === '' || requested === '.' ? realRoot : path.isAbsolute(requested) ? path.resolve(requested) : path.resolve(realRoot, requested);
   for (const alias of aliases) {
     const normalisedAlias = path.resolve(alias);
     if (normalisedAlias !== realRoot && isWithin(normalisedAlias, absolute)) {
@@ -50,28 +76,56 @@ export async function resolveInsideWorkspace(realRoot: string, requested: string
   if (!isWithin(realRoot, absolute)) throw new PathOutsideWorkspaceError(requested);
 
   // Walk up to the deepest component that exists, resolve it through symlinks, re-attach the
-  // rest. A dangling symlink is refused: a write through it would land wherever it points.
+  // rest. Each step asks for the component's lstat and its folder's realpath at once (one round
+  // trip): a component that is no symlink resolves to its resolved folder plus its name. A
+  // dangling symlink is refused: a write through it would land wherever it points.
   const missing: string[] = [];
-  let existing = absolute;
+  let current = absolute;
+  let resolvedExisting: string;
+  let found: Stats | 'directory';
   for (;;) {
-    const info = await lstatOrUndefined(existing);
-    if (info) {
+    if (current === realRoot) {
+      resolvedExisting = realRoot;
+      found = await lstat(realRoot);
+      break;
+    }
+    const folder = path.dirname(current);
+    const [info, realFolder] = await Promise.all([lstatOrCode(current), folder === realRoot ? realRoot : realpathOrError(folder)]);
+    if (typeof info !== 'string') {
       if (info.isSymbolicLink()) {
-        try {
-          await realpath(existing);
-        } catch {
-          throw new PathOutsideWorkspaceError(requested, 'is a symlink whose target does not exist');
-        }
+        const real = await realpathOrError(current);
+        if (real instanceof Error) throw new PathOutsideWorkspaceError(requested, 'is a symlink whose target does not exist');
+        if (!isWithin(realRoot, real)) throw new PathOutsideWorkspaceError(requested, 'leads outside the workspace through a symlink');
+        resolvedExisting = real;
+        // A symlink's own lstat says nothing of what it leads to: ask again at the end of the link.
+        found = await lstat(real);
+      } else {
+        if (realFolder instanceof Error) throw realFolder;
+        resolvedExisting = path.join(realFolder, path.basename(current));
+        found = info;
       }
       break;
     }
-    if (existing === realRoot) break;
-    missing.unshift(path.basename(existing));
-    existing = path.dirname(existing);
+    missing.unshift(path.basename(current));
+    // Not there, but its folder is (ENOENT, not ENOTDIR): the folder is a folder, and the walk ends there.
+    if (info === 'ENOENT' && typeof realFolder === 'string') {
+      resolvedExisting = realFolder;
+      found = 'directory';
+      break;
+    }
+    current = folder;
   }
-  const resolved = path.join(await realpath(existing), ...missing);
+  const resolved = path.join(resolvedExisting, ...missing);
   if (!isWithin(realRoot, resolved)) throw new PathOutsideWorkspaceError(requested, 'leads outside the workspace through a symlink');
-  return toWorkspaceRelative(realRoot, resolved);
+  const relative = toWorkspaceRelative(realRoot, resolved);
+  const depth = relative === '' ? 0 : relative.split('/').length;
+  return { relative, target: missing.length === 0 && found !== 'directory' ? found : undefined, foundDepth: depth - missing.length, found };
+}
+
+/** The workspace-relative path `requested` resolves to (see placeInsideWorkspace). */
+export async function resolveInsideWorkspace(realRoot: string, requested: string, aliases: readonly string[] = []): Promise<string> {
+  if (requested === '' || requested === '.') return '';
+  return (await placeInsideWorkspace(realRoot, requested, aliases)).relative;
 }
 
 /** Joins a workspace-relative POSIX path back onto the root. */

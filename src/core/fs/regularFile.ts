@@ -1,0 +1,75 @@
+// Reading one regular file in as few round trips as the disk allows: open (never blocking on a FIFO,
+// never through a symlink swapped in), one read of its size, and an fstat only when it is not known.
+import { constants as fsConstants, type Stats } from 'node:fs';
+import { closeFdQuietly, fstatFd, openFd, readFd } from './descriptors';
+import { specialKindOf } from './fileKind';
+import { FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError } from './workspaceFs';
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+const OPEN_FLAGS = fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | fsConstants.O_NOCTTY | fsConstants.O_NOFOLLOW;
+/** Read size for a file whose fstat size is 0 (being written, or a pseudo file): read on to the end. */
+const UNKNOWN_SIZE_CHUNK = 64 * 1024;
+
+async function readRest(fd: number, total: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for (;;) {
+    const chunk = Buffer.allocUnsafe(UNKNOWN_SIZE_CHUNK);
+    const count = await readFd(fd, chunk, 0, chunk.length, total);
+    if (count === 0) return Buffer.concat(chunks, total);
+    chunks.push(chunk.subarray(0, count));
+    total += count;
+  }
+}
+
+/**
+ * The bytes of the regular file at `absolute` (an already placed path, shown as `relative`) and
+ * its stat. FIFOs, sockets and devices are refused with SpecialFileError (O_NONBLOCK: a FIFO swapped
+ * in after the caller's check still opens at once); a symlink that appeared at the path since it
+ * was placed is refused, never followed. The read stops at the file's size, as fs.readFile does;
+ * the descriptor is closed without waiting for it.
+ *
+ * `known` is the caller's lstat of the path (taken when it was placed): then no fstat is asked
+ * unless the read comes up short of its size — the file changed meanwhile, and fstat says into what.
+ * Without it, the stat returned is the fstat of exactly what was read.
+ */
+export async function readRegularFile(absolute: string, relative: string, known?: Stats): Promise<{ data: Buffer; info: Stats }> {
+  let fd: number;
+  try {
+    fd = await openFd(absolute, OPEN_FLAGS);
+  } catch (error) {
+    const code = errorCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') throw new FileNotFoundError(relative);
+    if (code === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
+    if (code === 'ELOOP') throw new PathOutsideWorkspaceError(relative, 'became a symlink while it was being read');
+    throw error;
+  }
+  try {
+    const checked = async (): Promise<Stats> => {
+      const info = await fstatFd(fd);
+      if (info.isDirectory()) throw new Error(`${relative || '.'} is a directory, not a file.`);
+      const special = specialKindOf(info);
+      if (special) throw new SpecialFileError(relative, special);
+      return info;
+    };
+    const info = known?.isFile() ? known : await checked();
+    if (info.size === 0) return { data: await readRest(fd, 0), info };
+    const buffer = Buffer.allocUnsafe(info.size);
+    let offset = 0;
+    while (offset < info.size) {
+      const count = await readFd(fd, buffer, offset, info.size - offset, offset);
+      if (count === 0) break;
+      offset += count;
+    }
+    if (offset === info.size) return { data: buffer, info };
+    // Shorter than it was: truncated, or replaced by something else since the caller looked.
+    return { data: buffer.subarray(0, offset), info: info === known ? await checked() : info };
+  } catch (error) {
+    if (errorCode(error) === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
+    throw error;
+  } finally {
+    closeFdQuietly(fd);
+  }
+}
