@@ -1,10 +1,13 @@
 // The copy-on-write overlay a speculation writes into: a WorkspaceFs over the real one whose writes
 // land in `<tmp>/speculate-<uid>/<pid>/<id>/` and whose reads, listings and searches show the merged view.
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, rmdir, unlink, writeFile } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import { lstat, mkdir, readFile, rm, rmdir, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { IgnoreStack, parseGitignore } from '../fs/gitignore';
-import { assertCreatableNames, toAbsolute } from '../fs/paths';
+import { specialKindOf } from '../fs/fileKind';
+import { assertCreatableNames, toAbsolute, type Placement, type Placer } from '../fs/paths';
+import { readRegularFile } from '../fs/regularFile';
 import { choosePrivateBase, ensurePrivateFolder } from '../fs/privateFolders';
 import { protectedPathsOr, ProtectedPathError, type ProtectedPaths } from '../fs/protectedPaths';
 import { globToRegExp, literalPrefix } from '../fs/globMatch';
@@ -25,8 +28,10 @@ import {
 } from '../fs/workspaceFs';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
-import { isAtOrBelow, isBelow, kindOf, sha256, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
-import { ObservationLog, identityOf, type CurrentFile } from './overlay/observations';
+import { readBlob, startBlob, type PendingBlob } from './overlay/blobs';
+import { digestOf, HASH_INLINE_LIMIT } from './overlay/digest';
+import { isAtOrBelow, isBelow, kindOf, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
+import { CHANGED_SINCE_SEEN, ObservationLog, identityOf, sameIdentity, trustedIdentity, type CurrentContent, type CurrentFile, type StatIdentity } from './overlay/observations';
 import { ReadWriteLock } from './overlay/readWriteLock';
 import type { SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
 import { OVERLAY_PARENT } from './overlay/recovery';
@@ -44,12 +49,14 @@ const DEFAULT_SEARCH_LIMIT = 10_000;
 const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 /** Tries at creating the overlay folder while other overlays' cleanups remove the shared pid folder. */
 const CREATE_ATTEMPTS = 8;
+/** How much replaced content the overlay folder may keep until cleanup() removes it in one go. */
+const UNREFERENCED_BYTES = 32 * 1024 * 1024;
 /** A real file whose change time is this close to a sandboxed command's start may have changed while it ran (coarse file-system clocks). */
 const SANDBOX_CLOCK_SLACK_MS = 100;
 
 export interface OverlayFsOptions {
   /** The real workspace; reads fall through to it and accept writes to its root. */
-  base: WorkspaceFs;
+  base: WorkspaceFs & Placer;
   /**
    * The temp folder under which `speculate-<uid>/<pid>/<id>/` is created; defaults to the OS temp
    * folder. When it lies inside the workspace (or `avoidRoots`), a fallback outside is taken.
@@ -73,6 +80,11 @@ export interface OverlayFsOptions {
   applyFs?: ApplyFs;
   /** Called after each staged and committed file of an accept; a throw acts like a crash (tests). */
   onApplyStep?: ApplyStepHook;
+  /**
+   * The wall clock files' times are compared with, to tell a file that changed just now (whose
+   * next change may keep its times) from one that is sure to show any change; tests move it on.
+   */
+  clock?: () => number;
 }
 
 export interface WrittenFile {
@@ -109,6 +121,26 @@ function ancestorsOf(file: string): string[] {
   return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('/'));
 }
 
+/** What stat reports for a real path, from the lstat of its placed (symlink-free) location. */
+function fileStatOf(info: Stats | undefined): FileStat | undefined {
+  if (!info) return undefined;
+  const type = info.isDirectory() ? 'directory' : info.isFile() ? 'file' : 'special';
+  return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777 };
+}
+
+function typeOfStats(info: Stats | undefined): FileStat['type'] | undefined {
+  return fileStatOf(info)?.type;
+}
+
+async function lstatOrUndefined(absolute: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(absolute);
+  } catch (error) {
+    if (codeOf(error) === 'ENOENT' || codeOf(error) === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
 async function makeOverlayDirectory(dir: string, id: string): Promise<void> {
   try {
     await mkdir(dir, { mode: 0o700 });
@@ -134,10 +166,13 @@ export class OverlayFs implements WorkspaceFs {
   private readonly observations = new ObservationLog();
   private readonly applyFs: ApplyFs;
   private blobCount = 0;
+  /** Blobs nothing refers to any more, oldest first: left for cleanup() to remove with the folder, up to UNREFERENCED_BYTES. */
+  private readonly unreferenced: { blob: string; size: number }[] = [];
+  private unreferencedBytes = 0;
   private discarded = false;
 
   private constructor(
-    private readonly base: WorkspaceFs,
+    private readonly base: WorkspaceFs & Placer,
     readonly id: string,
     /** The overlay folder; for the engine's own use, never to be shown. */
     readonly dir: string,
@@ -310,14 +345,16 @@ export class OverlayFs implements WorkspaceFs {
   async readFile(requested: string): Promise<Uint8Array> {
     return this.lock.shared(async () => {
       this.assertUsable();
-      return this.readMerged(await this.resolve(requested));
+      const placed = await this.base.place(requested);
+      return this.readMerged(placed.relative, placed);
     });
   }
 
   async stat(requested: string): Promise<FileStat | undefined> {
     return this.lock.shared(async () => {
       this.assertUsable();
-      return this.statMerged(await this.resolve(requested));
+      const placed = await this.base.place(requested);
+      return this.statMerged(placed.relative, placed);
     });
   }
 
@@ -332,10 +369,20 @@ export class OverlayFs implements WorkspaceFs {
     await this.lock.exclusive(async () => {
       this.assertUsable();
       options.signal?.throwIfAborted();
-      const file = await this.resolve(requested);
-      this.assertUnprotected(requested, file);
-      await this.writeMerged(file, typeof data === 'string' ? Buffer.from(data, 'utf8') : data, undefined);
-      this.emit([file]);
+      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      // The copy is stored while the path is placed and checked (nothing shows it until its entry
+      // is set; a refused write drops it), so a write costs about what a plain one does.
+      const blob = this.startBlob(bytes, this.entries.get(requested));
+      try {
+        const placed = await this.base.place(requested);
+        const file = placed.relative;
+        this.assertUnprotected(requested, file);
+        await this.writeMerged(file, bytes, undefined, undefined, placed, blob);
+        this.emit([file]);
+      } catch (error) {
+        blob.abandon();
+        throw error;
+      }
     });
   }
 
@@ -343,13 +390,14 @@ export class OverlayFs implements WorkspaceFs {
   async delete(requested: string): Promise<void> {
     await this.lock.exclusive(async () => {
       this.assertUsable();
-      const target = await this.resolve(requested);
+      const placed = await this.base.place(requested);
+      const target = placed.relative;
       if (target === '') throw new Error('Cannot delete the workspace folder itself.');
       this.assertUnprotected(requested, target);
-      const info = await this.statMerged(target);
+      const info = await this.statMerged(target, placed);
       if (!info) throw new FileNotFoundError(target);
       if (info.type === 'file') {
-        await this.deleteFileMerged(target);
+        await this.deleteFileMerged(target, undefined, placed);
       } else {
         if ((await this.listMerged(target)).length > 0) throw new Error(`Directory ${target} is not empty; delete the files inside it first.`);
         this.deletedDirs.add(target);
@@ -566,7 +614,23 @@ export class OverlayFs implements WorkspaceFs {
 
   private async forget(file: string, entry: OverlayEntry): Promise<void> {
     this.entries.delete(file);
-    if (entry.kind === 'written') await unlink(this.blobPath(entry.blob)).catch(() => undefined);
+    if (entry.kind === 'written') this.dropBlob(entry);
+  }
+
+  /**
+   * A blob nothing refers to any more (replaced, applied, discarded). cleanup() removes the whole
+   * folder anyway, so it stays until then — one removal instead of one per write — unless the
+   * folder would keep more than UNREFERENCED_BYTES that way; the oldest go first, not waited for.
+   */
+  private dropBlob(entry: Pick<WrittenEntry, 'blob' | 'size'>): void {
+    this.unreferenced.push({ blob: entry.blob, size: entry.size });
+    this.unreferencedBytes += entry.size;
+    while (this.unreferencedBytes > UNREFERENCED_BYTES) {
+      const oldest = this.unreferenced.shift();
+      if (!oldest) break;
+      this.unreferencedBytes -= oldest.size;
+      unlink(this.blobPath(oldest.blob)).catch(() => undefined);
+    }
   }
 
   // ---- the merged view --------------------------------------------------------------------------
@@ -582,6 +646,10 @@ export class OverlayFs implements WorkspaceFs {
   private assertUnprotected(requested: string, file: string): void {
     const hit = protectedPathsOr(this.options.protectedPaths).matchWrite(this.root, requested, file);
     if (hit) throw new ProtectedPathError(hit);
+  }
+
+  private now(): number {
+    return (this.options.clock ?? Date.now)();
   }
 
   private assertUsable(): void {
@@ -632,27 +700,52 @@ export class OverlayFs implements WorkspaceFs {
 
   private async readBlob(file: string, entry: WrittenEntry): Promise<Uint8Array> {
     try {
-      return await readFile(this.blobPath(entry.blob));
+      return await readBlob(this.blobPath(entry.blob), entry.size);
     } catch (error) {
       throw new OverlayStorageError(file, 'read', codeOf(error));
     }
   }
 
-  private async readMerged(file: string): Promise<Uint8Array> {
+  /**
+   * Where an already placed path (an entry, a listing's child, a placed path's folder) is on disk:
+   * one lstat, as no symlink is left on it — unless one was put there since, which the base then
+   * places in full, as it would have for any path.
+   */
+  private async placed(file: string): Promise<Placement> {
+    const info = await lstatOrUndefined(toAbsolute(this.root, file));
+    if (!info || info.isSymbolicLink()) return this.base.place(file);
+    return { relative: file, target: info, foundDepth: file === '' ? 0 : file.split('/').length, found: info };
+  }
+
+  /** Reads `file` in the merged view; `real` is its placement when the caller has it (a read-through then costs one open and one read). */
+  private async readMerged(file: string, real?: Placement): Promise<Uint8Array> {
     const entry = this.entries.get(file);
     if (entry?.kind === 'written') return this.readBlob(file, entry);
     if (file === '' || this.hasWrittenBelow(file)) throw new Error(`${file || '.'} is a directory, not a file.`);
     if (entry?.kind === 'deleted' || this.hidden(file)) throw new FileNotFoundError(file);
-    let data: Uint8Array;
+    const placed = real ?? (await this.placed(file));
+    const info = placed.target;
+    if (!info) {
+      this.observations.sawMissing(file);
+      throw new FileNotFoundError(file);
+    }
+    if (info.isDirectory()) throw new Error(`${file} is a directory, not a file.`);
+    // Refused before it is opened: opening a FIFO or a device can block or have effects.
+    const special = specialKindOf(info);
+    if (special) throw new SpecialFileError(file, special);
+    const seenAt = this.now();
+    let read: { data: Buffer; info: Stats };
     try {
-      data = await this.base.readFile(file);
+      read = await readRegularFile(toAbsolute(this.root, placed.relative), file, info);
     } catch (error) {
       if (error instanceof FileNotFoundError) this.observations.sawMissing(file);
       throw error;
     }
-    const mode = (await this.realStat(file))?.mode ?? NEW_FILE_MODE;
-    this.observations.readContent(file, sha256(data), data.length, mode);
-    return data;
+    const identity = trustedIdentity(read.info, seenAt);
+    // A large file that is sure to show any change is hashed only if the speculation changes it.
+    const hash = identity && read.data.length > HASH_INLINE_LIMIT ? undefined : digestOf(read.data);
+    this.observations.readContent(file, hash, read.data.length, read.info.mode & 0o7777, identity);
+    return read.data;
   }
 
   /** The real file's lstat (the path is already resolved, so no symlink is left on it). */
@@ -669,22 +762,29 @@ export class OverlayFs implements WorkspaceFs {
     else if (real.type === 'file') this.observations.sawStat(file, identityOf(real));
   }
 
+  /** observe() for a path whose lstat the caller already has. */
+  private noteSeen(file: string, info: Stats | undefined): void {
+    if (this.observations.knows(file) || this.entries.has(file)) return;
+    if (!info) this.observations.sawMissing(file);
+    else if (info.isFile()) this.observations.sawStat(file, identityOf(info));
+  }
+
   private async observeAll(files: Iterable<string>): Promise<void> {
     await Promise.all([...new Set(files)].map((file) => this.observe(file)));
   }
 
-  private async statMerged(file: string): Promise<FileStat | undefined> {
+  private async statMerged(file: string, real?: Placement): Promise<FileStat | undefined> {
     const entry = this.entries.get(file);
     if (entry?.kind === 'written') return { type: 'file', size: entry.size, mtimeMs: entry.mtimeMs, mode: entry.mode ?? NEW_FILE_MODE };
     if (file !== '' && this.hasWrittenBelow(file)) {
-      const fromBase = this.baseShowsDirectory(file) ? await this.base.stat(file) : undefined;
+      const fromBase = this.baseShowsDirectory(file) ? fileStatOf((real ?? (await this.placed(file))).target) : undefined;
       if (fromBase?.type === 'directory') return fromBase;
       return { type: 'directory', size: 0, mtimeMs: this.latestWriteBelow(file), mode: DIRECTORY_MODE };
     }
     if (entry?.kind === 'deleted' || this.hidden(file)) return undefined;
-    const info = await this.base.stat(file);
-    if (info?.type !== 'directory') await this.observe(file, info);
-    return info;
+    const target = (real ?? (await this.placed(file))).target;
+    if (!target?.isDirectory()) this.noteSeen(file, target);
+    return fileStatOf(target);
   }
 
   private async listMerged(dir: string): Promise<DirEntry[]> {
@@ -733,67 +833,123 @@ export class OverlayFs implements WorkspaceFs {
 
   /**
    * The base a path's first change is checked against on accept: what the speculation observed of
-   * the real file (a read's hash, a stat, "absent"), else the file as it is now.
+   * the real file (a read's hash, a stat, "absent"), else the file as it is now. Its content is read
+   * only then, and — when its identity is sure to show a change — in the background: the hash is
+   * needed by accept, not by the write.
    */
-  private async recordBase(file: string): Promise<BaseRecord> {
-    return this.observations.baseFor(file, await this.currentFile(file));
+  private async recordBase(file: string, real: Placement): Promise<BaseRecord> {
+    const info = real.target;
+    if (!info?.isFile()) return this.observations.baseFor(file, { exists: false });
+    const identity = identityOf(info);
+    const now: CurrentFile = { exists: true, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, identity, trusted: trustedIdentity(info, this.now()) };
+    if (!this.observations.needsContent(file, identity)) return this.observations.baseFor(file, now);
+    let content: CurrentContent;
+    if (now.trusted) {
+      content = { sha256: this.hashWhileUnchanged(real.relative, file, now.trusted), size: info.size, identity: now.trusted };
+    } else {
+      const seenAt = this.now();
+      const read = await readRegularFile(toAbsolute(this.root, real.relative), file);
+      content = { sha256: digestOf(read.data), size: read.data.length, identity: trustedIdentity(read.info, seenAt) };
+    }
+    return this.observations.baseFor(file, now, content);
   }
 
-  private async currentFile(file: string): Promise<CurrentFile> {
-    const info = await this.base.stat(file);
-    const real = info?.type === 'file' ? await this.realStat(file) : undefined;
-    if (info?.type !== 'file' || real?.type !== 'file') return { exists: false };
-    const data = await this.base.readFile(file);
-    return { exists: true, sha256: sha256(data), size: data.length, mtimeMs: info.mtimeMs, mode: info.mode, identity: identityOf(real) };
+  /**
+   * The hash of a real file read in the background, if the file read still has `identity` (then it
+   * holds what it held when the identity was taken); CHANGED_SINCE_SEEN otherwise. Never rejects.
+   */
+  private hashWhileUnchanged(relative: string, file: string, identity: StatIdentity): Promise<string> {
+    return readRegularFile(toAbsolute(this.root, relative), file).then(
+      (read) => (sameIdentity(identityOf(read.info), identity) ? digestOf(read.data) : CHANGED_SINCE_SEEN),
+      () => CHANGED_SINCE_SEEN,
+    );
   }
 
-  private async assertWritable(file: string): Promise<void> {
+  /** The merged view's type at `file`, given the base's type there (`fromBase`); records what it saw of the base as statMerged does. */
+  private mergedType(file: string, fromBase: { type: FileStat['type'] | undefined; info?: Stats }): FileStat['type'] | undefined {
+    const entry = this.entries.get(file);
+    if (entry?.kind === 'written') return 'file';
+    if (file !== '' && this.hasWrittenBelow(file)) return 'directory';
+    if (entry?.kind === 'deleted' || this.hidden(file)) return undefined;
+    if (fromBase.type !== 'directory') this.noteSeen(file, fromBase.info);
+    return fromBase.type;
+  }
+
+  /**
+   * Refuses a write the merged view cannot take (a folder there, a file in the way, an unsafe new
+   * name), from the placement alone: the folders before the deepest existing component exist,
+   * the ones after it do not.
+   */
+  private assertWritable(file: string, real: Placement): void {
     if (file === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
-    const info = await this.statMerged(file);
-    if (info?.type === 'directory') throw new Error(`${file} is a directory; give a file path.`);
-    if (info?.type === 'special') throw new SpecialFileError(file, 'special file');
-    let firstNew = info ? file.split('/').length : 0;
+    const depth = file.split('/').length;
+    const baseAt = (level: number): { type: FileStat['type'] | undefined; info?: Stats } => {
+      if (level < real.foundDepth) return { type: 'directory' };
+      if (level === real.foundDepth) return real.found === 'directory' ? { type: 'directory' } : { type: typeOfStats(real.found), info: real.found };
+      return { type: undefined };
+    };
+    const info = this.mergedType(file, baseAt(depth));
+    if (info === 'directory') throw new Error(`${file} is a directory; give a file path.`);
+    if (info === 'special') throw new SpecialFileError(file, 'special file');
+    let firstNew = info ? depth : 0;
     for (const [index, dir] of ancestorsOf(file).entries()) {
-      const above = await this.statMerged(dir);
-      if (above?.type === 'file' || above?.type === 'special') throw new Error(`Cannot write ${file}: ${dir} is a file, not a directory.`);
+      const above = this.mergedType(dir, baseAt(index + 1));
+      if (above === 'file' || above === 'special') throw new Error(`Cannot write ${file}: ${dir} is a file, not a directory.`);
       if (!info && above) firstNew = index + 1;
     }
     assertCreatableNames(file, firstNew);
   }
 
   /**
-   * Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own).
-   * The replaced blob is removed, or handed to `retired` when the caller may still undo.
+   * Starts storing a blob for new content. It gets its file's mode (the overlay folder is private
+   * either way), so the sandbox can show it to a command through a hard link instead of a copy;
+   * the mode is guessed from what is known before the path is placed, and corrected if need be.
    */
-  private async writeMerged(file: string, data: Uint8Array, mode: number | undefined, retired?: string[]): Promise<void> {
-    await this.assertWritable(file);
-    const previous = this.entries.get(file);
-    const base = previous ? previous.base : await this.recordBase(file);
-    const keptMode = previous?.kind === 'written' ? previous.mode : base.exists ? base.mode : undefined;
-    const entryMode = mode ?? keptMode;
+  private startBlob(data: Uint8Array, previous: OverlayEntry | undefined): PendingBlob {
     const blob = String(++this.blobCount);
-    try {
-      // The blob has its file's mode (the overlay folder is private either way), so the sandbox can
-      // show it to a command through a hard link instead of a copy.
-      await writeFile(this.blobPath(blob), data, { mode: (entryMode ?? NEW_FILE_MODE) & 0o777 });
-    } catch (error) {
-      await unlink(this.blobPath(blob)).catch(() => undefined);
-      throw new OverlayStorageError(file, 'store', codeOf(error));
-    }
-    const entry: WrittenEntry = { kind: 'written', base, blob, sha256: sha256(data), size: data.length, mtimeMs: Date.now(), mode: entryMode };
-    this.entries.set(file, entry);
-    if (previous?.kind === 'written') await this.retire(previous.blob, retired);
+    const guess = previous?.kind === 'written' ? (previous.mode ?? NEW_FILE_MODE) : previous?.base.exists ? previous.base.mode : NEW_FILE_MODE;
+    return startBlob(this.blobPath(blob), blob, data, guess & 0o777);
   }
 
-  private async retire(blob: string, retired: string[] | undefined): Promise<void> {
-    if (retired) retired.push(blob);
-    else await unlink(this.blobPath(blob)).catch(() => undefined);
-  }
-
-  private async deleteFileMerged(file: string, retired?: string[]): Promise<void> {
+  /**
+   * Stores new content for `file`; `mode` overrides the kept mode (a moved file keeps its own).
+   * The replaced blob is removed, or handed to `retired` when the caller may still undo. `real` and
+   * `pending` come from a caller that placed the path and started the blob already.
+   */
+  private async writeMerged(file: string, data: Uint8Array, mode: number | undefined, retired?: string[], real?: Placement, pending?: PendingBlob): Promise<void> {
     const previous = this.entries.get(file);
-    const base = previous ? previous.base : await this.recordBase(file);
-    if (previous?.kind === 'written') await this.retire(previous.blob, retired);
+    const blob = pending ?? this.startBlob(data, previous);
+    try {
+      const placed = real ?? (await this.base.place(file));
+      this.assertWritable(file, placed);
+      // The base (reading the real file only for a blind first write) is worked out while the blob
+      // is written; the new content's hash is for accept, and is not waited for.
+      const base = previous ? previous.base : await this.recordBase(file, placed);
+      const keptMode = previous?.kind === 'written' ? previous.mode : base.exists ? base.mode : undefined;
+      const entryMode = mode ?? keptMode;
+      try {
+        await blob.finish((entryMode ?? NEW_FILE_MODE) & 0o777);
+      } catch (error) {
+        throw new OverlayStorageError(file, 'store', codeOf(error));
+      }
+      const entry: WrittenEntry = { kind: 'written', base, blob: blob.name, sha256: digestOf(data), size: data.length, mtimeMs: Date.now(), mode: entryMode };
+      this.entries.set(file, entry);
+      if (previous?.kind === 'written') this.retire(previous, retired);
+    } catch (error) {
+      blob.abandon();
+      throw error;
+    }
+  }
+
+  private retire(previous: WrittenEntry, retired: string[] | undefined): void {
+    if (retired) retired.push(previous.blob);
+    else this.dropBlob(previous);
+  }
+
+  private async deleteFileMerged(file: string, retired?: string[], real?: Placement): Promise<void> {
+    const previous = this.entries.get(file);
+    const base = previous ? previous.base : await this.recordBase(file, real ?? (await this.placed(file)));
+    if (previous?.kind === 'written') this.retire(previous, retired);
     // A file the speculation created and deletes again leaves no trace.
     if (base.exists) this.entries.set(file, { kind: 'deleted', base });
     else this.entries.delete(file);

@@ -164,14 +164,14 @@ async function check(input: CheckInput, file: string, entry: OverlayEntry, force
   // Already as the speculation wants it (e.g. a re-run after a partial accept): nothing to write.
   // The mode counts too: `chmod +x` alone changes no byte.
   const sameMode = entry.kind === 'written' && (entry.mode === undefined || real?.mode === entry.mode);
-  if (entry.kind === 'written' && realHash === entry.sha256 && real?.size === entry.size && sameMode) return ok(true);
+  if (entry.kind === 'written' && real?.size === entry.size && realHash === (await entry.sha256) && sameMode) return ok(true);
   if (entry.kind === 'deleted' && !real) return ok(true);
   if (force) return ok(false);
 
   const base = entry.base;
   if (!base.exists) return real ? { ok: false, conflict: conflict(file, 'created', deleting) } : ok(false);
   if (!real) return { ok: false, conflict: conflict(file, 'deleted', deleting) };
-  if (real.size !== base.size || realHash !== base.sha256) return { ok: false, conflict: conflict(file, 'modified', deleting) };
+  if (real.size !== base.size || realHash !== (await base.sha256)) return { ok: false, conflict: conflict(file, 'modified', deleting) };
   return ok(false);
 }
 
@@ -301,20 +301,25 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   };
 
   // The checkpoint saves what is about to be replaced while the temps are staged; the commit waits for it.
-  const saving = input.beforeReplace
-    ? input.beforeReplace({
-        steps: plan.map((step) => ({
-          path: step.path,
-          action: step.action,
-          expect: step.expect,
-          after: step.entry.kind === 'written' ? { exists: true, sha256: step.entry.sha256, size: step.entry.size, mode: step.entry.mode } : { exists: false },
-        })),
-        createdDirs: dirs,
-        removedDirs: input.deletedDirs,
-      }).then(
-        (answer) => ({ ok: true as const, refused: new Set(answer?.refused ?? []) }),
-        (error: unknown) => ({ ok: false as const, error }),
-      )
+  const beforeReplace = input.beforeReplace;
+  const saving = beforeReplace
+    ? Promise.all(plan.map((step) => (step.entry.kind === 'written' ? step.entry.sha256 : undefined)))
+        .then((hashes) =>
+          beforeReplace({
+            steps: plan.map((step, index) => ({
+              path: step.path,
+              action: step.action,
+              expect: step.expect,
+              after: step.entry.kind === 'written' ? { exists: true, sha256: hashes[index] ?? '', size: step.entry.size, mode: step.entry.mode } : { exists: false },
+            })),
+            createdDirs: dirs,
+            removedDirs: input.deletedDirs,
+          }),
+        )
+        .then(
+          (answer) => ({ ok: true as const, refused: new Set(answer?.refused ?? []) }),
+          (error: unknown) => ({ ok: false as const, error }),
+        )
     : Promise.resolve({ ok: true as const, refused: new Set<string>() });
 
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.

@@ -2,17 +2,40 @@
 // touched (for conflict checks on accept) and where the speculation's version is stored.
 import { createHash } from 'node:crypto';
 
+/** What changes whenever a file's content is replaced or rewritten, even by a tool that restores the mtime. */
+export interface StatIdentity {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  mode: number;
+}
+
 /** The real file as the overlay first saw it; a file that did not exist yet has `exists: false`. */
 export type BaseRecord =
   | { exists: false }
-  | { exists: true; sha256: string; size: number; mtimeMs: number; mode: number };
+  | {
+      exists: true;
+      /** Worked out off the write's path (a background read of an unchanged file, or a hash on the thread pool). */
+      sha256: Promise<string>;
+      size: number;
+      mtimeMs: number;
+      mode: number;
+      /**
+       * The identity of the file whose content `sha256` hashes, when any later change to it is
+       * sure to change the identity too (see trustedIdentity): while the real file still has it,
+       * accept knows it unchanged without reading it again.
+       */
+      identity?: StatIdentity;
+    };
 
 export interface WrittenEntry {
   kind: 'written';
   base: BaseRecord;
   /** File name of the content inside the overlay's blob folder. */
   blob: string;
-  sha256: string;
+  /** Hashed on the thread pool for large contents; accept awaits it. */
+  sha256: Promise<string>;
   size: number;
   mtimeMs: number;
   /** Permission bits to give the real file; undefined = the default mode for new files. */
