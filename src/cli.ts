@@ -1,5 +1,6 @@
 // The headless front over src/core (HEADLESS-CLI.md): JSON lines in, JSON lines out. Diagnostics go
 // to stderr only; exit 0 when the command ran, 2 on bad usage, 1 on an internal failure.
+import { runChat } from './cli/chat';
 import { runFilterSuggestion } from './cli/filterSuggestion';
 import { runGate } from './cli/gate';
 import { runShellCheck } from './cli/shellCheck';
@@ -17,6 +18,7 @@ const COMMANDS: Record<string, Command> = {
   gate: () => runGate(io),
   speculate: (args) => runSpeculate(args, process.stdout),
   undo: (args) => runUndo(args, process.stdout),
+  chat: (args) => runChat(args, process.stdout),
 };
 
 async function main(argv: string[]): Promise<number> {

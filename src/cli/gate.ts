@@ -1,12 +1,12 @@
 // `gate`: the speculation tool gate's decision (allow / redirect / boundary) for tool calls.
-import { gateToolCall, type ApprovalMode } from '../core/followup/speculationToolGate';
+import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
+import { gateToolCall } from '../core/followup/speculationToolGate';
 import { NodeWorkspaceFs } from '../core/fs/nodeWorkspaceFs';
 import { toAbsolute } from '../core/fs/paths';
 import { isShellCommandReadOnly } from '../core/shell';
 import { createToolRegistry } from '../core/tools';
 import { InputError, processJsonLines, requireString, type JsonLinesIo } from './jsonLines';
 
-const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
 
 export async function runGate(io: JsonLinesIo): Promise<number> {
   const tools = createToolRegistry();
@@ -24,7 +24,7 @@ export async function runGate(io: JsonLinesIo): Promise<number> {
     const args = value.args ?? {};
     if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new InputError('"args" must be an object');
     const mode = value.approvalMode ?? 'default';
-    if (typeof mode !== 'string' || !(MODES as readonly string[]).includes(mode)) throw new InputError(`"approvalMode" must be one of ${MODES.join(', ')}`);
+    if (typeof mode !== 'string' || !(APPROVAL_MODES as readonly string[]).includes(mode)) throw new InputError(`"approvalMode" must be one of ${APPROVAL_MODES.join(', ')}`);
     const workspace = value.workspace ?? process.cwd();
     if (typeof workspace !== 'string') throw new InputError('"workspace" must be a string');
     let fs: NodeWorkspaceFs;

@@ -5,7 +5,7 @@ import { OverlayApplyError } from '../core/followup/overlayFs';
 import type { ChatMessage } from '../core/messages';
 import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
 import { startSpeculation, type Speculation } from '../core/followup/speculation';
-import type { ApprovalMode } from '../core/followup/speculationToolGate';
+import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/suggestionGenerator';
 import { isToolResultPairingValid } from '../core/messages/pairing';
 import { defaultStateDir } from '../core/checkpoints';
@@ -13,6 +13,7 @@ import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedPro
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
+import { choice, parseOptions, positiveInteger } from './options';
 import { UsageError } from './usage';
 
 export interface SpeculateArgs {
@@ -30,51 +31,28 @@ export interface SpeculateArgs {
   stateDir?: string;
 }
 
-const MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
 
 export function parseSpeculateArgs(argv: string[]): SpeculateArgs {
-  const values = new Map<string, string>();
-  let accept = false;
-  const valued = new Set(['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms', '--state-dir']);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--accept') {
-      accept = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (!valued.has(name)) throw new UsageError(`unknown option "${arg}" (see --help)`);
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`${name} needs a value`);
-    values.set(name, value);
-  }
-  for (const required of ['--workspace', '--base-url', '--model', '--suggestion']) {
-    if (!values.get(required)) throw new UsageError(`${required} is required (see --help)`);
-  }
-  const mode = values.get('--approval-mode') ?? 'default';
-  if (!(MODES as readonly string[]).includes(mode)) throw new UsageError(`--approval-mode must be one of ${MODES.join(', ')}`);
-  const positive = (name: string): number | undefined => {
-    const raw = values.get(name);
-    if (raw === undefined) return undefined;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number`);
-    return n;
-  };
+  const options = parseOptions(argv, {
+    valued: ['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms', '--state-dir'],
+    flags: ['--accept'],
+    required: ['--workspace', '--base-url', '--model', '--suggestion'],
+  });
+  const values = options.values;
   const args: SpeculateArgs = {
     workspace: values.get('--workspace')!,
     baseUrl: values.get('--base-url')!,
     model: values.get('--model')!,
     suggestion: values.get('--suggestion')!,
     apiKey: values.get('--api-key') ?? process.env.SPECULATE_API_KEY ?? '',
-    approvalMode: mode as ApprovalMode,
-    accept,
+    approvalMode: choice(options, '--approval-mode', APPROVAL_MODES, 'default'),
+    accept: options.flags.has('--accept'),
   };
   const history = values.get('--history');
   if (history) args.historyFile = history;
-  const maxTurns = positive('--max-turns');
+  const maxTurns = positiveInteger(options, '--max-turns');
   if (maxTurns !== undefined) args.maxTurns = maxTurns;
-  const timeoutMs = positive('--timeout-ms');
+  const timeoutMs = positiveInteger(options, '--timeout-ms');
   if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
   const stateDir = values.get('--state-dir');
   if (stateDir) args.stateDir = stateDir;

@@ -3,6 +3,7 @@
 import { stat } from 'node:fs/promises';
 import { CheckpointFolderError, isPlainCheckpointId, RestoreError } from '../core/checkpoints';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
+import { parseOptions } from './options';
 import { UsageError } from './usage';
 
 export interface UndoArgs {
@@ -13,29 +14,11 @@ export interface UndoArgs {
 }
 
 export function parseUndoArgs(argv: string[]): UndoArgs {
-  const values = new Map<string, string>();
-  let force = false;
-  const valued = new Set(['--workspace', '--checkpoint', '--state-dir']);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (arg === '--force') {
-      force = true;
-      continue;
-    }
-    const eq = arg.indexOf('=');
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    if (!valued.has(name)) throw new UsageError(`unknown option "${arg}" (see --help)`);
-    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-    if (value === undefined) throw new UsageError(`${name} needs a value`);
-    values.set(name, value);
-  }
-  for (const required of ['--workspace', '--checkpoint']) {
-    if (!values.get(required)) throw new UsageError(`${required} is required (see --help)`);
-  }
-  const checkpoint = values.get('--checkpoint')!;
+  const options = parseOptions(argv, { valued: ['--workspace', '--checkpoint', '--state-dir'], flags: ['--force'], required: ['--workspace', '--checkpoint'] });
+  const checkpoint = options.values.get('--checkpoint')!;
   if (!isPlainCheckpointId(checkpoint)) throw new UsageError(`--checkpoint must be a checkpoint id (a plain name), not "${checkpoint}"`);
-  const stateDir = values.get('--state-dir');
-  return { workspace: values.get('--workspace')!, checkpoint, force, ...(stateDir ? { stateDir } : {}) };
+  const stateDir = options.values.get('--state-dir');
+  return { workspace: options.values.get('--workspace')!, checkpoint, force: options.flags.has('--force'), ...(stateDir ? { stateDir } : {}) };
 }
 
 export async function runUndo(argv: string[], output: NodeJS.WritableStream): Promise<number> {

@@ -14,6 +14,12 @@ Stream commands read JSON lines on stdin and write JSON lines on stdout:
       Runs one speculation exactly as the extension would and prints one JSON object;
       with --accept it applies the result and names the checkpoint that undoes it.
 
+  chat --workspace DIR --base-url URL --model NAME --prompt TEXT
+       [--api-key KEY] [--approval-mode plan|default|auto-edit|yolo] [--approve deny|allow]
+       [--history FILE.json] [--timeout-ms N] [--state-dir DIR]
+      Runs one turn of the main chat (tools until the model answers) and prints one JSON object;
+      a call that would ask you is answered by --approve (default deny).
+
   undo --workspace DIR --checkpoint ID [--state-dir DIR] [--force]
       Restores every file the checkpoint's change touched to its state just before it; files
       changed since are conflicts and kept, unless --force. Prints {"restored", "conflicts", "error"}.

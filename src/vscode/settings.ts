@@ -2,7 +2,7 @@
 // settings come from the user's settings alone, the rest from a workspace only once it is trusted.
 // Every value is checked for its type: a workspace's settings file may hold anything.
 import * as vscode from 'vscode';
-import type { ApprovalMode } from '../core/chat/approvals';
+import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { DEFAULT_PROTECTED_PATHS } from '../core/fs/protectedPaths';
 import type { PrefixCaching } from '../core/llm/requestBody';
 import { narrowedValue, restrictedValue, userValue, type Inspection, type UserOnlySetting } from './settingPolicy';
@@ -26,7 +26,6 @@ export interface SpeculateSettings {
   protectedPaths: string[];
 }
 
-const APPROVAL_MODES: readonly ApprovalMode[] = ['plan', 'default', 'auto-edit', 'yolo'];
 
 const asString = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
 /** A list of strings; anything else (a hand-edited settings file) falls back to the default. */

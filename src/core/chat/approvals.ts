@@ -6,7 +6,9 @@ import type { Tool, ToolContext, ToolKind } from '../tools/types';
 import { unifiedDiff } from '../tools/unifiedDiff';
 import type { ToolArgs } from '../messages';
 
-export type ApprovalMode = 'plan' | 'default' | 'auto-edit' | 'yolo';
+/** TOOLS.md's approval modes, from most to least careful. */
+export const APPROVAL_MODES = ['plan', 'default', 'auto-edit', 'yolo'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 /**
  * `readOnly` on run: the call runs without the user's approval only because the shell classifier

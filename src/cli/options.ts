@@ -1,0 +1,56 @@
+// Command-line options of the CLI's one-shot commands: `--name value`, `--name=value` and bare
+// flags, with the usage errors (exit 2, one line) that HEADLESS-CLI.md promises for bad input.
+import { UsageError } from './usage';
+
+export interface OptionSpec {
+  /** Options that take a value. */
+  valued: readonly string[];
+  /** Options that stand alone (`--accept`). */
+  flags?: readonly string[];
+  /** Valued options that must be given (and not empty). */
+  required?: readonly string[];
+}
+
+export interface ParsedOptions {
+  values: ReadonlyMap<string, string>;
+  flags: ReadonlySet<string>;
+}
+
+export function parseOptions(argv: readonly string[], spec: OptionSpec): ParsedOptions {
+  const valued = new Set(spec.valued);
+  const known = new Set(spec.flags ?? []);
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (known.has(arg)) {
+      flags.add(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    if (!valued.has(name)) throw new UsageError(`unknown option "${arg}" (see --help)`);
+    const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new UsageError(`${name} needs a value`);
+    values.set(name, value);
+  }
+  for (const required of spec.required ?? []) {
+    if (!values.get(required)) throw new UsageError(`${required} is required (see --help)`);
+  }
+  return { values, flags };
+}
+
+/** A value from a fixed set, or the fallback when the option is absent. */
+export function choice<T extends string>(options: ParsedOptions, name: string, allowed: readonly T[], fallback: T): T {
+  const value = options.values.get(name) ?? fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new UsageError(`${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+export function positiveInteger(options: ParsedOptions, name: string): number | undefined {
+  const raw = options.values.get(name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number`);
+  return n;
+}
