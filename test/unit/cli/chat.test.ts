@@ -160,6 +160,15 @@ describe('headless CLI: chat', function () {
     assert.deepEqual(sent.map((m) => [m.role, m.content]), [['user', 'Remember the number 41.'], ['assistant', 'Noted: 41.'], ['user', 'Add one to it.']]);
   });
 
+  it('--timeout-ms stops a turn the server is slow to answer: cancelled, exit 0, nothing half-kept', async () => {
+    model.setScript([{ text: 'too late', latencyMs: 5_000 }]);
+    const { result } = await chat('hello', ['--timeout-ms', '300']);
+    assert.equal(result.status, 'cancelled');
+    assert.equal(result.text, null);
+    assert.equal(result.error, null);
+    assert.equal(model.chatRequests[0].closedEarly, true, 'the request was closed, not left running');
+  });
+
   it('bad usage is exit 2 with one line on stderr and nothing on stdout', async () => {
     for (const args of [
       ['chat', '--workspace', '/nonexistent-speculate', '--base-url', 'http://127.0.0.1:9', '--model', 'm', '--prompt', 'x'],
