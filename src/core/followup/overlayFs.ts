@@ -18,14 +18,17 @@ import {
   FileNotFoundError,
   PathOutsideWorkspaceError,
   SpecialFileError,
+  WriteRefusedError,
   type DirEntry,
   type FileStat,
   type GlobOptions,
   type SearchMatch,
   type SearchOptions,
   type WorkspaceFs,
+  type WriteExpectation,
   type WriteOptions,
 } from '../fs/workspaceFs';
+import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
 import { readBlob, startBlob, type PendingBlob } from './overlay/blobs';
@@ -72,6 +75,11 @@ export interface OverlayFsOptions {
    * in an overlay to be applied by Tab.
    */
   protectedPaths?: ProtectedPaths;
+  /**
+   * The workspace lock held from an accept's check to its last rename (every accept and live
+   * write into the folder takes it); by default the one this process shares for the folder.
+   */
+  lock?: WorkspaceLock;
   /** Names the overlay folder; defaults to a random UUID. */
   id?: string;
   /** Defaults to this process; stale cleanup removes folders of pids that no longer run. */
@@ -96,13 +104,28 @@ export interface Disposable {
   dispose(): void;
 }
 
-/** The overlay's own storage failed; names the workspace path, never the overlay's location. */
+/** What the user is told when the temp folder fails; the run stops there (its next suggestion tries again). */
+function storageProblem(path: string, action: 'store' | 'read' | 'create', code: string): string {
+  const again = 'the next suggestion will try again';
+  if (code === 'ENOSPC' || code === 'EDQUOT') return `Couldn't run ahead: the temp folder is full. Free some space there (or point TMPDIR at a roomier folder); ${again}.`;
+  if (code === 'EROFS') return `Couldn't run ahead: the temp folder is on a read-only disk. Point TMPDIR at a writable folder; ${again}.`;
+  const what = action === 'create' ? 'its private folder' : `its copy of "${path}"`;
+  return `Couldn't run ahead: the temp folder could not ${action === 'read' ? 'read' : 'hold'} ${what} (${code}); ${again}.`;
+}
+
+/**
+ * The overlay's own storage (the temp folder) failed: a failure of the speculation, never a tool
+ * result for the model. Names the workspace path, never the overlay's location.
+ */
 export class OverlayStorageError extends EngineFault {
-  constructor(readonly path: string, action: string, code: string) {
-    super(`The speculation could not ${action} its copy of "${path}" (${code}); discard the speculation and run the prompt again.`);
+  constructor(readonly path: string, action: 'store' | 'read' | 'create', readonly code: string) {
+    super(storageProblem(path, action, code));
     this.name = 'OverlayStorageError';
   }
 }
+
+/** Codes of a temp folder that cannot hold the overlay: said as a storage failure, not as raw errno. */
+const STORAGE_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EIO']);
 
 /** The overlay was cleaned up (accepted or aborted) and can no longer be used. */
 export class OverlayDiscardedError extends Error {
@@ -162,6 +185,8 @@ export class OverlayFs implements WorkspaceFs {
   private readonly deletedDirs = new Set<string>();
   private readonly listeners = new Set<(paths: string[]) => void>();
   private readonly lock = new ReadWriteLock();
+  /** Shared with every accept and live write into this workspace (see OverlayFsOptions.lock). */
+  private readonly workspaceLock: WorkspaceLock;
   /** What the speculation saw of real files; the base of each file's first write comes from it. */
   private readonly observations = new ObservationLog();
   private readonly applyFs: ApplyFs;
@@ -180,6 +205,7 @@ export class OverlayFs implements WorkspaceFs {
   ) {
     this.root = base.root;
     this.applyFs = options.applyFs ?? nodeApplyFs;
+    this.workspaceLock = options.lock ?? processLock(base.root);
   }
 
   static async create(options: OverlayFsOptions): Promise<OverlayFs> {
@@ -187,23 +213,31 @@ export class OverlayFs implements WorkspaceFs {
     if (!SAFE_ID.test(id)) throw new Error(`"${id}" cannot name a speculation; use letters, digits, "-", "_" or ".".`);
     const tempBase = await choosePrivateBase({ preferred: options.tmpRoot, fallbacks: options.fallbackTmpRoots, avoid: [options.base.root, ...(options.avoidRoots ?? [])] });
     const parent = path.join(tempBase, OVERLAY_PARENT);
-    await ensurePrivateFolder(parent);
     const pidDir = path.join(parent, String(options.pid ?? process.pid));
     const dir = path.join(pidDir, id);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await ensurePrivateFolder(pidDir);
-        await makeOverlayDirectory(dir, id);
-        break;
-      } catch (error) {
-        // Another overlay's cleanup() removes the pid folder when it is empty, which it is until our
-        // mkdir lands: ensure it again. Bounded, so a folder that keeps vanishing still fails.
-        if (codeOf(error) === 'ENOENT' && attempt < CREATE_ATTEMPTS) continue;
-        throw error;
+    let made = false;
+    try {
+      await ensurePrivateFolder(parent);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await ensurePrivateFolder(pidDir);
+          await makeOverlayDirectory(dir, id);
+          made = true;
+          break;
+        } catch (error) {
+          // Another overlay's cleanup() removes the pid folder when it is empty, which it is until our
+          // mkdir lands: ensure it again. Bounded, so a folder that keeps vanishing still fails.
+          if (codeOf(error) === 'ENOENT' && attempt < CREATE_ATTEMPTS) continue;
+          throw error;
+        }
       }
+      // Safe from here: the pid folder holds our folder, so no cleanup's rmdir can remove it.
+      await mkdir(path.join(dir, 'blobs'), { mode: 0o700 });
+    } catch (error) {
+      if (made) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      if (STORAGE_CODES.has(codeOf(error))) throw new OverlayStorageError('', 'create', codeOf(error));
+      throw error;
     }
-    // Safe from here: the pid folder holds our folder, so no cleanup's rmdir can remove it.
-    await mkdir(path.join(dir, 'blobs'), { mode: 0o700 });
     return new OverlayFs(options.base, id, dir, options);
   }
 
@@ -377,6 +411,7 @@ export class OverlayFs implements WorkspaceFs {
         const placed = await this.base.place(requested);
         const file = placed.relative;
         this.assertUnprotected(requested, file);
+        if (options.expect) await this.assertAsExpected(file, options.expect);
         await this.writeMerged(file, bytes, undefined, undefined, placed, blob);
         this.emit([file]);
       } catch (error) {
@@ -590,7 +625,9 @@ export class OverlayFs implements WorkspaceFs {
     };
     let applied: string[];
     try {
-      const result = await applyEntries(input);
+      // Held from the first check to the last rename: a second window's accept of the same file
+      // then checks against this one's result and reports a conflict instead of replacing it.
+      const result = await this.workspaceLock.hold(() => applyEntries(input));
       applied = result.applied;
       await this.afterApply(applied, deletedDirs);
       return result;
@@ -641,6 +678,14 @@ export class OverlayFs implements WorkspaceFs {
    */
   private async entryKey(requested: string): Promise<string> {
     return this.entries.has(requested) ? requested : this.resolve(requested);
+  }
+
+  /** Compare-and-replace on the merged view: the speculation's own file must still be as its tool read it. */
+  private async assertAsExpected(file: string, expect: WriteExpectation): Promise<void> {
+    const info = await this.statMerged(file);
+    const present = info?.type === 'file';
+    if (!expect.exists ? !present : present && ('sha256' in expect ? (await digestOf(await this.readMerged(file))) === expect.sha256 : info.size === expect.size && info.mtimeMs === expect.mtimeMs)) return;
+    throw new WriteRefusedError(file, 'changed', `${file} was changed after it was read; it was not written. Read it again and redo the change.`);
   }
 
   private assertUnprotected(requested: string, file: string): void {

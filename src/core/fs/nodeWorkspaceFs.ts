@@ -5,8 +5,10 @@ import { constants as fsConstants, type Dirent } from 'node:fs';
 import * as path from 'node:path';
 import { IGNORE_FILE_NAMES } from './gitignore';
 import { globToRegExp, literalPrefix, maxGlobDepth } from './globMatch';
+import { createHash } from 'node:crypto';
+import { describeWriteFailure, folderRefusal, replaceFileAtomically } from './atomicWrite';
 import { specialKindOf } from './fileKind';
-import { assertCreatableNames, isWithin, placeInsideWorkspace, resolveInsideWorkspace, toAbsolute, type Placement } from './paths';
+import { assertCreatableNames, isWithin, placeInsideWorkspace, resolveInsideWorkspace, toAbsolute, toWorkspaceRelative, type Placement } from './paths';
 import { findExecutable, ripgrepFiles, ripgrepTree } from './ripgrep';
 import { compareMatches, compileSearchPattern, isBinary, matchLines, MAX_SEARCH_FILE_BYTES, searchGlobFilter } from './textSearch';
 import { comparePaths, joinPath, walkFiles, type TreeEntry, type TreeSource } from './treeWalk';
@@ -14,14 +16,17 @@ import {
   FileNotFoundError,
   PathOutsideWorkspaceError,
   SpecialFileError,
+  WriteRefusedError,
   type DirEntry,
   type FileStat,
   type GlobOptions,
   type SearchMatch,
   type SearchOptions,
   type WorkspaceFs,
+  type WriteExpectation,
   type WriteOptions,
 } from './workspaceFs';
+import { processLock, type WorkspaceLock } from './workspaceLock';
 
 export interface NodeWorkspaceFsOptions {
   /**
@@ -31,6 +36,11 @@ export interface NodeWorkspaceFsOptions {
   ripgrepPath?: string | null;
   /** Files larger than this are skipped by `search` (default MAX_SEARCH_FILE_BYTES). */
   maxSearchFileBytes?: number;
+  /**
+   * The workspace lock live writes take for their compare-and-replace (the same one accept holds);
+   * by default one shared by this process's users of the folder.
+   */
+  lock?: WorkspaceLock;
 }
 
 /** Files handed to one search step (one ripgrep process); bounds argv size and lets a limit stop early. */
@@ -48,8 +58,12 @@ export class NodeWorkspaceFs implements WorkspaceFs {
   private readonly ripgrepPath: string | undefined;
   private readonly maxSearchFileBytes: number;
 
+  /** Held by every write here and by every accept into this folder. */
+  readonly lock: WorkspaceLock;
+
   private constructor(readonly root: string, spelledRoot: string, options: NodeWorkspaceFsOptions) {
     this.aliases = spelledRoot !== root ? [spelledRoot] : [];
+    this.lock = options.lock ?? processLock(root);
     this.ripgrepPath = options.ripgrepPath === undefined ? findExecutable('rg', [root]) : (options.ripgrepPath ?? undefined);
     this.maxSearchFileBytes = options.maxSearchFileBytes ?? MAX_SEARCH_FILE_BYTES;
   }
@@ -136,14 +150,57 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (relative === '') throw new Error('Cannot write to the workspace folder itself; give a file path.');
     await this.assertNotSpecial(relative, absolute);
     assertCreatableNames(relative, await this.firstMissingComponent(relative));
-    await fs.mkdir(path.dirname(absolute), { recursive: true });
-    options.signal?.throwIfAborted();
-    try {
-      await fs.writeFile(absolute, data);
-    } catch (error) {
-      if (errorCode(error) === 'EISDIR') throw new Error(`${relative} is a directory; give a file path.`);
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+    await this.lock.hold(async () => {
+      if (options.expect) await this.assertAsExpected(relative, absolute, options.expect);
+      const createdDirs = await this.makeParents(relative, absolute, bytes.length);
+      try {
+        await replaceFileAtomically(relative, absolute, bytes, { signal: options.signal });
+      } catch (error) {
+        // Nothing of a failed write stays behind, not even the folders made for it.
+        for (const dir of createdDirs.reverse()) await fs.rmdir(dir).catch(() => undefined);
+        throw error;
+      }
+    });
+  }
+
+  /** Compare-and-replace: the file must still hold what the caller read (or still be missing). */
+  private async assertAsExpected(relative: string, absolute: string, expect: WriteExpectation): Promise<void> {
+    const info = await fs.stat(absolute).catch((error: unknown) => {
+      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
       throw error;
+    });
+    let unchanged: boolean;
+    if (!expect.exists) unchanged = info === undefined;
+    else if (!info) unchanged = false;
+    else if ('sha256' in expect) unchanged = createHash('sha256').update(await fs.readFile(absolute)).digest('hex') === expect.sha256;
+    else unchanged = info.size === expect.size && info.mtimeMs === expect.mtimeMs;
+    if (!unchanged) {
+      throw new WriteRefusedError(relative, 'changed', `${relative} was changed on disk after it was read (in the editor, another window or by a program); it was not written. Read it again and redo the change.`);
     }
+  }
+
+  /** Creates the missing folders above a file (parents first) and returns them, for cleanup on failure. */
+  private async makeParents(relative: string, absolute: string, neededBytes: number): Promise<string[]> {
+    const missing: string[] = [];
+    for (let dir = path.dirname(absolute); dir !== this.root && !(await fs.lstat(dir).then(() => true, () => false)); dir = path.dirname(dir)) missing.unshift(dir);
+    const created: string[] = [];
+    if (missing.length > 0) {
+      const above = path.dirname(missing[0]);
+      const refusal = folderRefusal(toWorkspaceRelative(this.root, above), relative, await fs.stat(above));
+      if (refusal) throw refusal;
+    }
+    for (const dir of missing) {
+      try {
+        await fs.mkdir(dir);
+        created.push(dir);
+      } catch (error) {
+        if (errorCode(error) === 'EEXIST') continue;
+        for (const made of created.reverse()) await fs.rmdir(made).catch(() => undefined);
+        throw await describeWriteFailure(relative, absolute, error, neededBytes);
+      }
+    }
+    return created;
   }
 
   async stat(requested: string): Promise<FileStat | undefined> {
@@ -386,13 +443,15 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     const target = await this.absolute(to);
     if (source.relative === '' || target.relative === '') throw new Error('Cannot rename the workspace folder itself.');
     assertCreatableNames(target.relative, await this.firstMissingComponent(target.relative));
-    await fs.mkdir(path.dirname(target.absolute), { recursive: true });
-    try {
-      await fs.rename(source.absolute, target.absolute);
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT') throw new FileNotFoundError(source.relative);
-      throw error;
-    }
+    await this.lock.hold(async () => {
+      await fs.mkdir(path.dirname(target.absolute), { recursive: true });
+      try {
+        await fs.rename(source.absolute, target.absolute);
+      } catch (error) {
+        if (errorCode(error) === 'ENOENT') throw new FileNotFoundError(source.relative);
+        throw error;
+      }
+    });
   }
 
   /** Deletes a file, or a directory only when it is empty (nothing is ever removed recursively). */
@@ -401,18 +460,20 @@ export class NodeWorkspaceFs implements WorkspaceFs {
     if (relative === '') throw new Error('Cannot delete the workspace folder itself.');
     const info = await this.stat(relative);
     if (!info) throw new FileNotFoundError(relative);
-    if (info.type === 'file') {
-      await fs.unlink(absolute);
-      return;
-    }
-    try {
-      await fs.rmdir(absolute);
-    } catch (error) {
-      if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST') {
-        throw new Error(`Directory ${relative} is not empty; delete the files inside it first.`);
+    await this.lock.hold(async () => {
+      if (info.type !== 'directory') {
+        await fs.unlink(absolute);
+        return;
       }
-      throw error;
-    }
+      try {
+        await fs.rmdir(absolute);
+      } catch (error) {
+        if (errorCode(error) === 'ENOTEMPTY' || errorCode(error) === 'EEXIST') {
+          throw new Error(`Directory ${relative} is not empty; delete the files inside it first.`);
+        }
+        throw error;
+      }
+    });
   }
 }
 

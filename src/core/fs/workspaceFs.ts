@@ -40,6 +40,11 @@ export interface GlobOptions {
 export interface WriteOptions {
   /** Checked right before anything is replaced: a call stopped (cancelled, timed out) writes nothing. */
   signal?: AbortSignal;
+  /**
+   * Compare-and-replace: the file must still be as the caller read it (or still absent), checked
+   * under the workspace lock; otherwise WriteRefusedError('changed') and nothing is written.
+   */
+  expect?: WriteExpectation;
 }
 
 export interface SearchOptions {
@@ -121,3 +126,36 @@ export class UnsafeNameError extends Error {
     this.name = 'UnsafeNameError';
   }
 }
+
+export type WriteRefusal =
+  /** The file changed since the caller read it (compare-and-replace). */
+  | 'changed'
+  /** The file, or the folder it would be created in, was made read-only (no owner write bit). */
+  | 'read-only'
+  /** Replacing it would change its owner or group, which this process cannot keep. */
+  | 'foreign-owner'
+  /** The disk (or the quota) has no room for the new content. */
+  | 'no-space'
+  /** The disk is mounted read-only. */
+  | 'read-only-disk'
+  /** The operating system refused to create the file there (permissions). */
+  | 'not-permitted';
+
+/** A write that was not done, for a reason the user can act on; the old file is untouched. */
+export class WriteRefusedError extends Error {
+  constructor(
+    readonly path: string,
+    readonly reason: WriteRefusal,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'WriteRefusedError';
+  }
+}
+
+/**
+ * What a caller saw of a file before writing it: the write happens only if the file still holds
+ * that — the bytes it read (their hash), or for a caller that only looked (write_file), its size
+ * and modification time.
+ */
+export type WriteExpectation = { exists: false } | { exists: true; sha256: string } | { exists: true; size: number; mtimeMs: number };

@@ -1,6 +1,6 @@
 // edit: replaces an exact piece of text in a workspace file (or creates a file when old_string is
 // empty). When the text is not found or not unique, the error tells the model what to do instead.
-import { defineTool, failure, isValidUtf8, oneLine, specialFileRefusal, success, type ArgReader } from './toolSupport';
+import { defineTool, expectationOf, failure, isValidUtf8, oneLine, specialFileRefusal, success, type ArgReader } from './toolSupport';
 import type { ToolContext } from './types';
 
 function bigrams(text: string): Map<string, number> {
@@ -171,7 +171,7 @@ export const editTool = defineTool({
   async run(args, context) {
     const plan = await planEdit(args, context);
     if (plan.kind === 'refuse') return failure(plan.output);
-    await context.fs.writeFile(plan.path, plan.after, { signal: context.signal });
+    await context.fs.writeFile(plan.path, plan.after, { signal: context.signal, expect: expectationOf(plan.before) });
     return success(plan.output, [plan.path]);
   },
 });

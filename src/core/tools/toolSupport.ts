@@ -1,7 +1,8 @@
 // What every tool shares: reading and checking arguments, placing paths inside the workspace, and
 // turning the errors a tool can meet into results the model can act on (a tool never throws).
 import type { JsonSchema, ToolArgs } from '../messages';
-import { EngineFault, FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError, UnsafeNameError } from '../fs/workspaceFs';
+import { createHash } from 'node:crypto';
+import { EngineFault, FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError, UnsafeNameError, WriteRefusedError, type WriteExpectation } from '../fs/workspaceFs';
 import type { Tool, ToolContext, ToolKind, ToolName, ToolResult, WritePreview } from './types';
 
 /** A tool argument of the wrong type or value; becomes a failed result naming the argument. */
@@ -88,6 +89,14 @@ export class ArgReader {
 /** A refusal for a FIFO, socket or device that a tool met (it is never opened). */
 export function specialFileRefusal(relative: string, tool: string): ToolResult {
   return failure(`${displayPath(relative)} is not a regular file (a named pipe, socket or device); ${tool} only works on regular files and folders.`);
+}
+
+/**
+ * What a write tool saw before writing, for compare-and-replace: the write happens only if the
+ * file still holds these bytes (or is still missing), so a change made meanwhile is not lost.
+ */
+export function expectationOf(before: Uint8Array | undefined): WriteExpectation {
+  return before === undefined ? { exists: false } : { exists: true, sha256: createHash('sha256').update(before).digest('hex') };
 }
 
 /** Whether bytes decode as UTF-8 without a replacement character being needed. */
@@ -234,7 +243,7 @@ export function defineTool(spec: ToolSpec): Tool {
         // disk): the caller decides; the model is not told.
         if (error instanceof EngineFault) throw error;
         if (error instanceof ToolArgumentError || error instanceof PathOutsideWorkspaceError) return failure(error.message);
-        if (error instanceof SpecialFileError || error instanceof UnsafeNameError) return failure(error.message);
+        if (error instanceof SpecialFileError || error instanceof UnsafeNameError || error instanceof WriteRefusedError) return failure(error.message);
         if (error instanceof FileNotFoundError) return failure(`${error.message}. Check the path (glob or list_directory can find it).`);
         if (isAbort(error, context)) return failure(`${spec.name} was cancelled.`);
         const message = error instanceof Error ? error.message : String(error);

@@ -1,4 +1,5 @@
 // write_file: creates or replaces a whole workspace file (parent folders are created).
+import type { WriteExpectation } from '../fs/workspaceFs';
 import { defineTool, failure, oneLine, specialFileRefusal, success } from './toolSupport';
 
 function countLines(text: string): number {
@@ -37,7 +38,10 @@ export const writeFileTool = defineTool({
     const existing = await fs.stat(file);
     if (existing?.type === 'directory') return failure(`${file} is a directory; give the path of a file.`);
     if (existing?.type === 'special') return specialFileRefusal(file, 'write_file');
-    await fs.writeFile(file, content, { signal });
+    // Replaces the file only as it was when looked at: a change that lands meanwhile is reported, not
+    // lost. Its size and mtime, not its bytes: reading them would count as the model having seen them.
+    const expect: WriteExpectation = existing ? { exists: true, size: existing.size, mtimeMs: existing.mtimeMs } : { exists: false };
+    await fs.writeFile(file, content, { signal, expect });
     const size = `${countLines(content)} lines, ${Buffer.byteLength(content, 'utf8')} bytes`;
     return success(`${existing ? 'Overwrote' : 'Created'} ${file} (${size}).`, [file]);
   },

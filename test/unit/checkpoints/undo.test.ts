@@ -11,7 +11,7 @@ const FILES = {
   'src/app.ts': 'export const app = 1;\n',
   'src/util.ts': 'export const util = 1;\n',
   'scripts/run.sh': { content: '#!/bin/sh\necho run\n', mode: 0o755 },
-  'readonly.txt': { content: 'read only\n', mode: 0o444 },
+  'restricted.txt': { content: 'owner and group only\n', mode: 0o640 },
   'docs/old.md': 'old docs\n',
   'untouched.txt': 'never touched\n',
 };
@@ -26,7 +26,7 @@ async function agentTurn(box: CheckpointBox, prompt = 'refactor') {
   await fs.delete('docs/old.md');
   await fs.rename('src/util.ts', 'lib/util.ts');
   await fs.writeFile('scripts/run.sh', '#!/bin/sh\necho faster\n');
-  await fs.writeFile('readonly.txt', 'still read only\n');
+  await fs.writeFile('restricted.txt', 'still owner and group only\n');
   return fs.seal();
 }
 
@@ -45,7 +45,7 @@ describe('checkpoints: undo', () => {
       ['docs/old.md', 'deleted'],
       ['lib/util.ts', 'created'],
       ['new/deep/created.ts', 'created'],
-      ['readonly.txt', 'modified'],
+      ['restricted.txt', 'modified'],
       ['scripts/run.sh', 'modified'],
       ['src/app.ts', 'modified'],
       ['src/util.ts', 'deleted'],
@@ -56,7 +56,7 @@ describe('checkpoints: undo', () => {
     assert.ok(result.ok);
     assert.deepEqual(result.conflicts, []);
     assert.deepEqual(result.restored, summary.files.map((f) => f.path).sort());
-    // Contents, modes (0755, 0444), the emptied docs/ folder back, new/ and lib/ gone: exactly as before.
+    // Contents, modes (0755, 0640), the emptied docs/ folder back, new/ and lib/ gone: exactly as before.
     assert.deepEqual(await snapshot(box.ws), before);
     assert.equal((await box.store.read(summary.id)).ok && (await box.store.list())[0].state, 'undone');
   });

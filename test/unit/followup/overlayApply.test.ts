@@ -30,7 +30,7 @@ function simulatedError(code: string): Error {
 }
 
 /** node's fs with one operation failing for one file's accept temp while `armed`. */
-function faultyFs(op: 'copyDurable' | 'rename', file: string, code: string): ApplyFs & { armed: boolean } {
+function faultyFs(op: 'writeDurable' | 'rename', file: string, code: string): ApplyFs & { armed: boolean } {
   const fs = { ...nodeApplyFs, armed: true };
   const original = nodeApplyFs[op] as (...args: string[]) => Promise<void>;
   const wrapped = async (...args: string[]) => {
@@ -110,12 +110,15 @@ describe('OverlayFs accept', () => {
     const before = await snapshot(box.ws);
 
     const result = await overlay.applyToReal();
-    assert.deepEqual(result.conflicts, []);
-    assert.deepEqual(result.applied.sort(), ['a.txt', 'b.txt', 'bin/run.sh', 'c.txt', 'gone.txt', 'new/deep/e.txt', 'olddir/only.txt', 'readonly.txt', 'scripts/run.sh', 'src/d.ts']);
+    // A file the user made read-only is never rewritten (not even by root): a conflict with its reason.
+    assert.deepEqual(result.conflicts.map((c) => [c.path, c.reason, c.canOverwrite]), [['readonly.txt', 'read-only', false]]);
+    assert.equal(await box.read('readonly.txt'), 'read only\n');
+    await overlay.discard('readonly.txt');
+    assert.deepEqual(result.applied.sort(), ['a.txt', 'b.txt', 'bin/run.sh', 'c.txt', 'gone.txt', 'new/deep/e.txt', 'olddir/only.txt', 'scripts/run.sh', 'src/d.ts']);
     for (const [file, content] of Object.entries(SPECULATED)) assert.equal(await box.read(file), content);
     assert.equal(await box.read('bin/run.sh'), '#!/bin/sh\necho faster\n');
     assert.equal((await stat(path.join(box.ws, 'bin/run.sh'))).mode & 0o777, 0o755);
-    assert.equal((await stat(path.join(box.ws, 'readonly.txt'))).mode & 0o777, 0o444);
+    assert.equal((await stat(path.join(box.ws, 'readonly.txt'))).mode & 0o777, 0o444, 'and keeps its mode');
     assert.equal((await stat(path.join(box.ws, 'new/deep/e.txt'))).mode & 0o777, 0o666 & ~process.umask());
     for (const gone of ['gone.txt', 'scripts/run.sh', 'olddir']) assert.equal(await exists(path.join(box.ws, gone)), false, `${gone} is gone`);
 
@@ -210,7 +213,7 @@ describe('OverlayFs accept', () => {
   });
 
   it('leaves the workspace untouched when staging fails, and names the file', async () => {
-    const fs = faultyFs('copyDurable', 'b.txt', 'ENOSPC');
+    const fs = faultyFs('writeDurable', 'b.txt', 'ENOSPC');
     const overlay = await box.open({ applyFs: fs });
     await speculate(overlay);
     const before = await snapshot(box.ws);
@@ -218,7 +221,8 @@ describe('OverlayFs accept', () => {
     const error = await thrown(() => overlay.applyToReal());
     assert.ok(error instanceof OverlayApplyError);
     assert.equal(error.path, 'b.txt');
-    assert.match(error.message, /"b\.txt" \(ENOSPC\); no file in the workspace was changed/);
+    assert.match(error.message, /while preparing "b\.txt": the disk holding .*\/ws \(mounted at \/[^)]*\) is full: \d+ bytes needed, [\d.]+ [KMG]?B free; no file in the workspace was changed/);
+    assert.equal(error.liveWouldFail, true, 'a full workspace disk would stop the live run too');
     assert.ok(!error.message.includes(overlay.dir));
     assert.deepEqual(await snapshot(box.ws), before, 'no temp, no new folder, no partial file');
     assert.equal(await exists(path.join(overlay.dir, JOURNAL_FILE)), false);

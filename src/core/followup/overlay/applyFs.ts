@@ -14,17 +14,22 @@ export interface ApplyFsStat {
   ino: number;
 }
 
+export interface DurableWriteOptions {
+  /** Permission bits to set exactly (set-id bits included); undefined = the default for new files. */
+  mode?: number;
+  /** Owner and group to keep (an existing file's); changed only where they differ. */
+  owner?: { uid: number; gid: number };
+}
+
 export interface ApplyFs {
   readFile(absolute: string): Promise<Uint8Array>;
   /** Does not follow a final symlink; undefined when nothing is there. */
   lstat(absolute: string): Promise<ApplyFsStat | undefined>;
   /**
-   * Creates `destination` (which must not exist) as a copy of `source`, sets `mode` when given,
-   * and flushes it to disk before resolving.
+   * Creates `destination` (which must not exist) with `data`, gives it `mode` and `owner` when
+   * given (else a new file's default mode), and flushes it to disk before resolving.
    */
-  copyDurable(source: string, destination: string, mode: number | undefined): Promise<void>;
-  /** Creates `destination` (which must not exist) with `data` and flushes it to disk. */
-  writeDurable(destination: string, data: Uint8Array | string): Promise<void>;
+  writeDurable(destination: string, data: Uint8Array | string, options?: DurableWriteOptions): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Removes a file; resolves quietly when it is already gone. */
   unlink(absolute: string): Promise<void>;
@@ -57,14 +62,16 @@ export const nodeApplyFs: ApplyFs = {
       throw error;
     }
   },
-  async copyDurable(source, destination, mode) {
-    const data = await readFile(source);
+  async writeDurable(destination, data, options = {}) {
     // 'wx': never clobber something that appeared under the temp name. Created with the default
     // mode (umask applies), which is what a new file gets; an existing file's mode is set explicitly.
     const handle = await open(destination, 'wx');
     try {
       await handle.writeFile(data);
-      if (mode !== undefined) await handle.chmod(mode);
+      const owner = options.owner;
+      // Owner before mode: chown clears set-id bits.
+      if (owner && (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await handle.chown(owner.uid, owner.gid);
+      if (options.mode !== undefined) await handle.chmod(options.mode);
       await handle.sync();
     } catch (error) {
       await handle.close();
@@ -72,15 +79,6 @@ export const nodeApplyFs: ApplyFs = {
       throw error;
     }
     await handle.close();
-  },
-  async writeDurable(destination, data) {
-    const handle = await open(destination, 'wx');
-    try {
-      await handle.writeFile(data);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
   },
   async rename(from, to) {
     await rename(from, to);

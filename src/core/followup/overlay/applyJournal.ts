@@ -1,6 +1,7 @@
 // The write-ahead journal of one accept: which files are staged as temps beside their targets and
 // whether the commit point was passed, so the next start can roll an interrupted accept forward or back.
 import * as path from 'node:path';
+import { isTempFor } from '../../fs/tempNames';
 import type { ApplyFs } from './applyFs';
 
 export const JOURNAL_FILE = 'apply-journal.json';
@@ -30,45 +31,7 @@ export interface ApplyJournal {
   createdDirs: string[];
 }
 
-const TEMP_NAME = /^\..*\.speculate-[0-9a-f]{16}\.tmp$/;
-/** The longest file name (bytes) the common file systems take (ext4, xfs, btrfs, APFS, tmpfs). */
-const NAME_MAX_BYTES = 255;
-/** `.` + `.speculate-<16 hex>.tmp`: the fixed part of every temp name. */
-const TEMP_FIXED_BYTES = 1 + '.speculate-'.length + 16 + '.tmp'.length;
-
-/** The longest prefix of `name` that fits in `maxBytes` of UTF-8 without cutting a character. */
-function utf8Prefix(name: string, maxBytes: number): string {
-  if (Buffer.byteLength(name, 'utf8') <= maxBytes) return name;
-  let bytes = 0;
-  let end = 0;
-  for (const char of name) {
-    const size = Buffer.byteLength(char, 'utf8');
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    end += char.length;
-  }
-  return name.slice(0, end);
-}
-
-/**
- * The temp name for `target`: hidden, beside it (same directory → same file system → atomic
- * rename), named after it so a leftover is recognisable — its name cut short so the temp fits the
- * file system's name limit whatever the target's own length (a valid 255-byte name included).
- */
-export function tempPathFor(target: string, token: string): string {
-  const dir = path.posix.dirname(target);
-  const name = `.${utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_FIXED_BYTES)}.speculate-${token}.tmp`;
-  return dir === '.' ? name : `${dir}/${name}`;
-}
-
-/** True when `temp` is a temp this module would have named for `target`. */
-export function isTempFor(target: string, temp: string): boolean {
-  if (path.posix.dirname(temp) !== path.posix.dirname(target)) return false;
-  const name = path.posix.basename(temp);
-  if (!TEMP_NAME.test(name)) return false;
-  const stem = name.slice(1, name.length - '.speculate-'.length - 16 - '.tmp'.length);
-  return stem === utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_FIXED_BYTES);
-}
+export { isTempFor, tempPathFor } from '../../fs/tempNames';
 
 export async function writeJournal(fs: ApplyFs, overlayDir: string, journal: ApplyJournal): Promise<void> {
   const temp = path.join(overlayDir, JOURNAL_TEMP);

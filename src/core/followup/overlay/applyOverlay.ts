@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
+import { describeNoSpace, isNoSpace } from '../../fs/diskSpace';
+import { replaceRefusal } from '../../fs/atomicWrite';
 import { errorCode, type ApplyFs, type ApplyFsStat } from './applyFs';
 import { removeJournal, tempPathFor, writeJournal, type ApplyJournal, type FileExpectation, type JournalStep } from './applyJournal';
 import { isAtOrBelow, sha256, type OverlayEntry } from './entries';
@@ -22,7 +24,11 @@ export type ConflictReason =
   /** Something other than a file (a folder) is at the path now. */
   | 'not-a-file'
   /** A file sits where one of the path's folders should be. */
-  | 'blocked';
+  | 'blocked'
+  /** The real file (or the folder it goes into) was made read-only; it is never silently rewritten. */
+  | 'read-only'
+  /** The real file belongs to another user or group, which a replacement could not keep. */
+  | 'foreign-owner';
 
 export interface Conflict {
   /** Workspace-relative POSIX path. */
@@ -84,6 +90,11 @@ export class OverlayApplyError extends Error {
     readonly applied: string[],
     readonly failed: { path: string; code: string }[],
     readonly conflicts: Conflict[],
+    /**
+     * True when the workspace itself refused (disk full, read-only disk, permission): running the
+     * request live would meet the same wall, so it must not start without the user's consent.
+     */
+    readonly liveWouldFail = false,
   ) {
     super(message);
     this.name = 'OverlayApplyError';
@@ -108,10 +119,15 @@ function conflictMessage(file: string, reason: ConflictReason, deleting: boolean
       return `"${file}" is now a folder in the workspace; it was not replaced. Move the folder away and accept again, or discard this file.`;
     case 'blocked':
       return `A file in the workspace is in the way of "${file}" (one of its folders is a file now); it was not written. Move that file away and accept again, or discard this file.`;
+    case 'read-only':
+      return `"${file}" (or the folder it goes into) is read-only, so it was not ${deleting ? 'deleted' : 'written'}. Make it writable (chmod u+w) and accept again, or Keep mine.`;
+    case 'foreign-owner':
+      return `"${file}" belongs to another user or group; replacing it would change its owner, so it was not ${deleting ? 'deleted' : 'written'}. Keep mine, or change it yourself.`;
   }
 }
 
 function conflict(file: string, reason: ConflictReason, deleting: boolean): Conflict {
+  // Overwrite only settles whose version wins; it never lifts a chmod, an owner or a symlink.
   const canOverwrite = reason === 'modified' || reason === 'deleted' || reason === 'created';
   return { path: file, reason, message: conflictMessage(file, reason, deleting), canOverwrite };
 }
@@ -148,6 +164,23 @@ async function hashOf(input: CheckInput, file: string): Promise<string> {
   return sha256(await input.fs.readFile(toAbsolute(input.root, file)));
 }
 
+/**
+ * A file the user made read-only, one that belongs to another user (or whose group a replacement
+ * could not keep), or a folder made read-only where the file (or its temp) would go: never
+ * rewritten, whatever the privileges of this process (root honours chmod too), not even with Overwrite.
+ */
+async function permissionRefusal(input: CheckInput, file: string, real: ApplyFsStat | undefined, missingDirs: readonly string[]): Promise<'read-only' | 'foreign-owner' | undefined> {
+  if (real) {
+    const refusal = replaceRefusal(file, real);
+    if (refusal?.reason === 'read-only') return 'read-only';
+    // Accept never takes over another user's file, not even as root (a live write as root keeps the owner).
+    if (refusal || (typeof process.getuid === 'function' && real.uid !== process.getuid())) return 'foreign-owner';
+  }
+  const folder = missingDirs.length > 0 ? path.posix.dirname(missingDirs[0]) : path.posix.dirname(file);
+  const folderInfo = await input.fs.lstat(toAbsolute(input.root, folder === '.' ? '' : folder));
+  return folderInfo && (folderInfo.mode & 0o200) === 0 ? 'read-only' : undefined;
+}
+
 /** Compares the real file now with what the overlay recorded; `force` skips the comparison only. */
 async function check(input: CheckInput, file: string, entry: OverlayEntry, force: boolean): Promise<Check> {
   const deleting = entry.kind === 'deleted';
@@ -157,6 +190,8 @@ async function check(input: CheckInput, file: string, entry: OverlayEntry, force
   if (real && real.type !== 'file') return { ok: false, conflict: conflict(file, 'not-a-file', deleting) };
   const missingDirs = deleting ? [] : await missingParents(input, file);
   if (missingDirs === 'blocked') return { ok: false, conflict: conflict(file, 'blocked', deleting) };
+  const refused = await permissionRefusal(input, file, real, missingDirs);
+  if (refused) return { ok: false, conflict: conflict(file, refused, deleting) };
 
   const realHash = real ? await hashOf(input, file) : undefined;
   const expect: FileExpectation = real && realHash ? { exists: true, sha256: realHash, size: real.size } : { exists: false };
@@ -180,6 +215,8 @@ async function unchangedSinceCheck(input: CheckInput, file: string, seen: ApplyF
   const now = await input.fs.lstat(toAbsolute(input.root, file));
   if (!expect.exists) return now === undefined;
   if (!now || now.type !== 'file' || now.size !== expect.size) return false;
+  // A chmod or chown since the check counts as a change too: the file is not silently rewritten.
+  if (seen && (now.mode !== seen.mode || now.uid !== seen.uid || now.gid !== seen.gid)) return false;
   if (seen && now.mtimeMs === seen.mtimeMs) return true;
   return (await hashOf(input, file)) === expect.sha256;
 }
@@ -199,7 +236,7 @@ const CONCURRENCY = 8;
 
 /** A per-file failure carried out of the worker pool with the file it belongs to. */
 class StepFailure extends Error {
-  constructor(readonly path: string, override readonly cause: unknown) {
+  constructor(readonly path: string, override readonly cause: unknown, readonly side: 'workspace' | 'overlay' = 'workspace') {
     super(path);
   }
 }
@@ -324,9 +361,15 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
 
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
   const staged: PlannedStep[] = [];
-  let current = plan[0].path;
+  const needed = plan.reduce((sum, step) => sum + (step.entry.kind === 'written' ? step.entry.size : 0), 0);
   try {
     await writeJournal(input.fs, input.overlayDir, journal);
+  } catch (error) {
+    await rollBackStaging(input, staged, dirs);
+    throw await stagingError(input, plan[0].path, error, 'overlay', needed, applied, conflicts);
+  }
+  let current = plan[0].path;
+  try {
     for (const dir of dirs) {
       current = dir;
       await input.fs.mkdir(toAbsolute(input.root, dir));
@@ -334,7 +377,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   } catch (error) {
     await saving;
     await rollBackStaging(input, staged, dirs);
-    throw stagingError(current, error, applied, conflicts);
+    throw await stagingError(input, current, error, 'workspace', needed, applied, conflicts);
   }
   const refused = new Set<PlannedStep>();
   try {
@@ -347,11 +390,19 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
         return;
       }
       if (step.entry.kind !== 'written' || !step.temp) return;
+      let data: Uint8Array;
       try {
-        await input.fs.copyDurable(input.blobPath(step.entry.blob), toAbsolute(input.root, step.temp), step.entry.mode);
+        data = await input.fs.readFile(input.blobPath(step.entry.blob));
+      } catch (error) {
+        // The overlay's own copy is unreadable: nothing the live path would meet.
+        throw new StepFailure(step.path, error, 'overlay');
+      }
+      try {
+        const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
+        await input.fs.writeDurable(toAbsolute(input.root, step.temp), data, { mode: step.entry.mode, owner });
         staged.push(step);
       } catch (error) {
-        throw new StepFailure(step.path, error);
+        throw new StepFailure(step.path, error, 'workspace');
       }
       input.onStep?.({ phase: 'staged', path: step.path, index });
     });
@@ -360,7 +411,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     if (!(error instanceof StepFailure)) throw error;
     await saving;
     await rollBackStaging(input, staged, dirs);
-    throw stagingError(error.path, error.cause, applied, conflicts);
+    throw await stagingError(input, error.path, error.cause, error.side, needed, applied, conflicts);
   }
   const saved = await saving;
   if (!saved.ok) {
@@ -386,7 +437,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     await writeJournal(input.fs, input.overlayDir, { ...journal, phase: 'committing', steps: journal.steps.filter((_, i) => committing.has(plan[i])) });
   } catch (error) {
     await rollBackStaging(input, staged, dirs);
-    throw stagingError(plan[0].path, error, applied, conflicts);
+    throw await stagingError(input, plan[0].path, error, 'overlay', needed, applied, conflicts);
   }
 
   // Committing: each rename replaces one whole file; a late change by the user still wins.
@@ -426,6 +477,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       applied,
       failed,
       conflicts,
+      failed.some((f) => WORKSPACE_REFUSALS.has(f.code)),
     );
   }
   return { applied, conflicts: sortConflicts(conflicts) };
@@ -435,13 +487,28 @@ function sortConflicts(conflicts: Conflict[]): Conflict[] {
   return conflicts.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
-function stagingError(file: string, error: unknown, applied: string[], conflicts: Conflict[]): OverlayApplyError {
+/** Codes that mean the workspace's disk or permissions refused: the live path would meet them too. */
+const WORKSPACE_REFUSALS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'EACCES', 'EPERM']);
+
+/**
+ * The error of a staging failure, in words: which disk is full and how much the accept needed, a
+ * read-only disk, a folder without permission, or the overlay's own storage failing.
+ */
+async function stagingError(input: ApplyInput, file: string, error: unknown, side: 'workspace' | 'overlay', neededBytes: number, applied: string[], conflicts: Conflict[]): Promise<OverlayApplyError> {
   const code = describeCode(error);
-  return new OverlayApplyError(
-    `Accepting the speculation failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then accept again.`,
-    file,
-    applied,
-    [{ path: file, code }],
-    conflicts,
-  );
+  const unchanged = 'no file in the workspace was changed';
+  let why: string;
+  if (side === 'overlay') {
+    why = `the speculation's own copy could not be ${code === 'ENOSPC' || code === 'EDQUOT' ? 'saved: the temp folder is full' : `read (${code})`}; ${unchanged}. Run the request again`;
+  } else if (isNoSpace(code)) {
+    why = `${await describeNoSpace(path.dirname(toAbsolute(input.root, file)), neededBytes)}; ${unchanged}. Free some space, then accept again`;
+  } else if (code === 'EROFS') {
+    why = `the disk holding the workspace is mounted read-only; ${unchanged}`;
+  } else if (code === 'EACCES' || code === 'EPERM') {
+    why = `permission denied in its folder (${code}); ${unchanged}. Make the folder writable, then accept again`;
+  } else {
+    why = `${code}; ${unchanged}. Check that the folder is writable and the disk has space, then accept again`;
+  }
+  const liveWouldFail = side === 'workspace' && WORKSPACE_REFUSALS.has(code);
+  return new OverlayApplyError(`Accepting the speculation failed while preparing "${file}": ${why}.`, file, applied, [{ path: file, code }], conflicts, liveWouldFail);
 }
