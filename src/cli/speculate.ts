@@ -135,8 +135,9 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
         return undefined;
       })
     : undefined;
-  const services = await openWorkspaceServices(args.workspace);
+  const services = await openWorkspaceServices(args.workspace, args.stateDir ? { stateDir: args.stateDir } : {});
   const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
+  for (const warning of services.warnings) log(warning);
   // What the endpoint refuses (a field, a thinking switch) is remembered in the state folder, so
   // the next run sends the right request at once.
   const learned = new LearnedProfiles(new FileLearnedProfileStore(args.stateDir ?? defaultStateDir()), log);

@@ -5,7 +5,9 @@ import { buildSystemPrompt } from './chat/systemPrompt';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { OverlayFs } from './followup/overlayFs';
 import type { SpeculationOverlay } from './followup/speculation';
+import { defaultStateDir } from './checkpoints/stateDir';
 import { NodeWorkspaceFs } from './fs/nodeWorkspaceFs';
+import { FileWorkspaceLock, processLock, type WorkspaceLock } from './fs/workspaceLock';
 import { DEFAULT_PROTECTED_PATHS, ProtectedPaths } from './fs/protectedPaths';
 import { NodeProcessRunner } from './process/nodeProcessRunner';
 import { toAbsolute } from './fs/paths';
@@ -23,6 +25,10 @@ export interface WorkspaceServices {
   createOverlay: () => Promise<SpeculationOverlay>;
   /** speculate.protectedPaths as the tools, the gate and the overlays see it; update() applies a changed setting. */
   protectedPaths: ProtectedPaths;
+  /** The workspace lock every accept and live write of this folder takes (shared with the user's other processes). */
+  lock: WorkspaceLock;
+  /** Said once to the user or the log: e.g. the state folder could not hold the lock, so it is this process's only. */
+  warnings: string[];
 }
 
 export interface WorkspaceServicesOptions {
@@ -36,15 +42,34 @@ export interface WorkspaceServicesOptions {
   toolContext?: Partial<Omit<ToolContext, 'fs'>>;
   /** speculate.protectedPaths (globs); TOOLS.md's list by default. */
   protectedPaths?: readonly string[];
+  /** The engine's private state folder (its `locks/` hold the workspace locks); $XDG_STATE_HOME/speculate by default. */
+  stateDir?: string;
+}
+
+/**
+ * The lock shared with every process of the user; where the state folder cannot hold it, this
+ * process's own (two windows are then not held apart, which the warning says).
+ */
+async function openLock(root: string, stateDir: string, warnings: string[]): Promise<WorkspaceLock> {
+  try {
+    return await FileWorkspaceLock.open({ stateDir, root });
+  } catch (error) {
+    warnings.push(`Speculate could not keep its workspace lock in ${stateDir} (${error instanceof Error ? error.message : String(error)}); accepts in another window on this folder are not held apart from this one's.`);
+    return processLock(root);
+  }
 }
 
 export async function openWorkspaceServices(root: string, options: WorkspaceServicesOptions = {}): Promise<WorkspaceServices> {
-  const fs = await NodeWorkspaceFs.open(root);
+  const warnings: string[] = [];
+  const lock = await openLock(root, options.stateDir ?? defaultStateDir(), warnings);
+  const fs = await NodeWorkspaceFs.open(root, { lock });
   const registry = createToolRegistry();
   const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
   const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs };
   return {
     protectedPaths,
+    lock,
+    warnings,
     fs,
     tools: registry,
     toolContext,
@@ -57,6 +82,7 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
         ...(options.fallbackTmpRoots ? { fallbackTmpRoots: options.fallbackTmpRoots } : {}),
         ...(options.otherWorkspaces ? { avoidRoots: options.otherWorkspaces } : {}),
         protectedPaths,
+        lock,
       }),
   };
 }

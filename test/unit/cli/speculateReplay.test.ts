@@ -13,6 +13,7 @@ import { mistralValidator } from '../../fixtures/replay/servers/mistral';
 import { strictFields } from '../../fixtures/replay/servers/openai';
 import { jsonReply, textReply } from '../../fixtures/replay/wire';
 import { treeSnapshot } from '../engine/engineKit';
+import { OVERLAY_PARENT } from '../../../src/core/followup/overlay/recovery';
 
 const repo = resolve(__dirname, '../../../..');
 const cli = join(repo, 'dist/cli.js');
@@ -85,12 +86,14 @@ describe('headless CLI: speculate against replayed servers', function () {
     assert.equal(result.code, 0, result.stderr);
     assert.ok(!result.stdout.includes(KEY) && !result.stderr.includes(KEY), 'the key is never printed');
     assert.deepEqual(await treeSnapshot(workspace), before, 'nothing in the workspace changed');
-    const overlays = existsSync(join(tmp, 'speculate')) ? readdirSync(join(tmp, 'speculate')).flatMap((pid) => readdirSync(join(tmp, 'speculate', pid))) : [];
+    const overlays = existsSync(join(tmp, OVERLAY_PARENT)) ? readdirSync(join(tmp, OVERLAY_PARENT)).flatMap((pid) => readdirSync(join(tmp, OVERLAY_PARENT, pid))) : [];
     assert.deepEqual(overlays, [], 'no overlay is left');
     assert.ok(!existsSync(join(scratch, 'home')) && !existsSync(join(scratch, 'xdg')), 'nothing written outside --state-dir');
     const state = existsSync(stateDir) ? readdirSync(stateDir) : [];
-    assert.ok(state.every((name) => name === 'provider-profiles.json'), state.join(', '));
-    if (state.length > 0) assert.ok(!readFileSync(join(stateDir, 'provider-profiles.json'), 'utf8').includes(KEY));
+    // locks/: the workspace lock's folder, empty once the run is over.
+    assert.ok(state.every((name) => name === 'provider-profiles.json' || name === 'locks'), state.join(', '));
+    if (state.includes('locks')) assert.deepEqual(readdirSync(join(stateDir, 'locks')), [], 'no lock is left held');
+    if (state.includes('provider-profiles.json')) assert.ok(!readFileSync(join(stateDir, 'provider-profiles.json'), 'utf8').includes(KEY));
     return result;
   }
 

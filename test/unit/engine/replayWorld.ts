@@ -51,7 +51,7 @@ export async function makeWorld(options: { baseUrl: string; model?: string; rule
     await mkdir(path.dirname(path.join(root, relative)), { recursive: true });
     await writeFile(path.join(root, relative), content);
   }
-  const services = await openWorkspaceServices(root, { tmpRoot });
+  const services = await openWorkspaceServices(root, { tmpRoot, stateDir });
   const server = new ReplayServer(options.rules);
   await server.start();
   const logs: string[] = [];
@@ -112,7 +112,9 @@ export async function assertClean(w: World): Promise<void> {
   await waitUntil(async () => (await listBelow(path.join(w.tmpRoot, OVERLAY_PARENT))).length === 0, 'the overlays to be deleted').catch(() => undefined);
   assert.deepEqual(await listBelow(path.join(w.tmpRoot, OVERLAY_PARENT)), [], 'no overlay is left');
   const state = await readdir(w.stateDir).catch(() => [] as string[]);
-  assert.ok(state.every((name) => name === LEARNED_PROFILES_FILE), `only the learned profiles are kept: ${state.join(', ')}`);
+  // locks/: the workspace lock's folder (its lock file is removed once released).
+  assert.ok(state.every((name) => name === LEARNED_PROFILES_FILE || name === 'locks'), `only the learned profiles are kept: ${state.join(', ')}`);
+  assert.deepEqual(await readdir(path.join(w.stateDir, 'locks')).catch(() => []), [], 'no lock is left held');
 }
 
 export function chatErrors(w: World): Extract<Extract<SessionEvent, { type: 'chat' }>['event'], { type: 'turn_error' }>[] {
