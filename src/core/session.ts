@@ -105,7 +105,8 @@ export type SessionEvent =
   /** A checkpoint was undone or redone (state and files as they are now). */
   | { type: 'checkpoint_changed'; checkpoint: CheckpointSummary }
   | { type: 'conflicts'; runId: string; conflicts: { path: string; reason: string }[] }
-  | { type: 'notice'; text: string }
+  /** `offer`: a button the UI shows with the notice (run_live: the refused request, live, on the user's word). */
+  | { type: 'notice'; text: string; offer?: 'run_live' }
   /**
    * Suggestions or speculation cannot work with this endpoint for a reason that waiting will not
    * fix (a refused request, a model that cannot stop thinking …). Said once per reason, quietly.
@@ -130,6 +131,8 @@ export class ChatSession {
   private approvalPending = false;
   /** An accept waiting for the user's answers to its conflicts. */
   private pendingAccept: SpeculationAcceptance | undefined;
+  /** An accept the workspace refused: its request waits for the user's "run it live". */
+  private refusedRequest: { text: string; alreadyRendered: boolean } | undefined;
   private promoted: Speculation | undefined;
   /** An accepted run whose pipelined suggestion was still being predicted at Tab. */
   private pipelineSource: Speculation | undefined;
@@ -603,10 +606,28 @@ export class ChatSession {
         if (acceptance.alreadyRendered) await this.runTurn(() => this.conversation.send(speculation.suggestion), speculation.suggestion);
         else await this.sendLive(speculation.suggestion, speculation.suggestion, []);
         return;
+      case 'refused':
+        // The live run would meet the same full disk or read-only folder: offered, never started unasked.
+        this.pendingAccept = undefined;
+        this.log(step.why);
+        this.refusedRequest = { text: speculation.suggestion, alreadyRendered: acceptance.alreadyRendered };
+        this.emit({ type: 'notice', text: step.notice, offer: 'run_live' });
+        if (step.checkpoint) this.emit({ type: 'turn_recorded', point: this.addPoint(step.checkpoint), checkpoint: step.checkpoint });
+        await this.discardSpeculation(speculation);
+        return;
       case 'injected':
         this.pendingAccept = undefined;
         await this.finishAccept(speculation, step.run, acceptance.alreadyRendered);
     }
+  }
+
+  /** The user's "run it live" on a refused accept's notice: the request runs as a normal turn now. */
+  async runRefusedLive(): Promise<TurnOutcome | undefined> {
+    const refused = this.refusedRequest;
+    if (!refused || this.turnRunning || this.pendingAccept) return undefined;
+    this.refusedRequest = undefined;
+    if (refused.alreadyRendered) return this.runTurn(() => this.conversation.send(refused.text), refused.text);
+    return this.submit(refused.text);
   }
 
   private async finishAccept(speculation: Speculation, run: AcceptedRun, alreadyRendered: boolean): Promise<void> {
@@ -711,6 +732,7 @@ export class ChatSession {
   /** New chat: the old conversation, its suggestion, speculation and cache snapshot all go. */
   async newChat(): Promise<void> {
     this.reportedForkFailure = undefined;
+    this.refusedRequest = undefined;
     this.conversation.abort();
     this.suggestionAbort?.abort();
     this.followup.clear();

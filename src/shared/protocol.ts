@@ -65,7 +65,7 @@ export interface ConflictFile {
  * A button under a notice or an error. The host maps each id to one fixed command: the webview never names a
  * command of its own. `setting` (for openUserSettings) is a `speculate.*` setting to show.
  */
-export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey' | 'selectModel';
+export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey' | 'selectModel' | 'runLive';
 export interface ChatAction {
   action: ChatActionId;
   label: string;
@@ -78,6 +78,7 @@ export const CHAT_ACTION_LABELS: { [K in ChatActionId]: string } = {
   openUserSettings: 'Open User Settings',
   setApiKey: 'Set API Key',
   selectModel: 'Select Model',
+  runLive: 'Run It Live',
 };
 
 /** Notices are quiet by default; 'warning' is for what limits the chat (untrusted folder, ignored settings). */
@@ -494,7 +495,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);
 const isConflictResolution = oneOf(['overwrite', 'keep-mine'] as const);
 
-const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey', 'selectModel'] as const);
+const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey', 'selectModel', 'runLive'] as const);
 const isSettingKey = (v: unknown): v is string => typeof v === 'string' && /^speculate(\.[A-Za-z][\w-]*)+$/.test(v);
 const isChatAction: Guard<ChatAction> = shape({ action: isChatActionId, label: isString, setting: optional(isSettingKey) });
 const isNoticeTone = oneOf(['info', 'warning'] as const);

@@ -25,5 +25,8 @@ export async function runChatAction(action: ChatActionId, setting?: string): Pro
     case 'selectModel':
       await vscode.commands.executeCommand('speculate.selectModel');
       return;
+    case 'runLive':
+      // The session's own action (the controller runs it); no command stands for it.
+      return;
   }
 }

@@ -519,7 +519,8 @@ export class ChatPresenter implements ApprovalPrompter {
         return;
       }
       case 'notice':
-        this.notice(event.text);
+        // A refused accept's offer becomes the button that runs the request live (on the user's word).
+        this.notice(event.text, event.offer === 'run_live' ? { actions: [{ action: 'runLive', label: CHAT_ACTION_LABELS.runLive }] } : {});
         return;
       case 'fork_unavailable':
         // Said quietly where running ahead is shown, not as an error in the chat.

@@ -255,6 +255,7 @@ export class SpeculateController implements vscode.Disposable {
     this.services = services;
     const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);
     if (!checkpoints.store) this.presenter.notice(`Checkpoints are off in this window (${checkpoints.error}); changes cannot be undone from the chat.`, { tone: 'warning' });
+    for (const warning of services.warnings) this.deps.output.warn(warning);
     const session = new ChatSession({
       llm: this.llm,
       config: this.sessionConfig(),
@@ -438,7 +439,9 @@ export class SpeculateController implements vscode.Disposable {
         await vscode.env.clipboard.writeText(message.text);
         return;
       case 'chatAction':
-        await runChatAction(message.action, message.setting);
+        // Not a command: the session runs the request its refused accept held back.
+        if (message.action === 'runLive') await this.session?.runRefusedLive();
+        else await runChatAction(message.action, message.setting);
         return;
       case 'editMessage':
         return this.editMessage(message.id, message.text);

@@ -4,6 +4,7 @@
 import type { AppendResult } from '../chat/conversation';
 import type { CheckpointRecording, CheckpointStore, CheckpointSummary } from '../checkpoints';
 import type { ChatMessage } from '../messages';
+import { OverlayApplyError } from './overlay/applyOverlay';
 import type { ApplyResult, Speculation, SpeculationSnapshot, ToolCallRecord } from './speculation';
 
 export type ConflictChoice = 'overwrite' | 'keep-mine';
@@ -37,6 +38,11 @@ export type AcceptStep =
    * files a failed accept did apply before it stopped.
    */
   | { kind: 'run_live'; notice: string; why: string; checkpoint: CheckpointSummary | null }
+  /**
+   * The workspace refused the accept (disk full, read-only disk, no permission): a live run would
+   * meet the same wall, so it does not start on its own — the notice offers it.
+   */
+  | { kind: 'refused'; notice: string; why: string; checkpoint: CheckpointSummary | null }
   | { kind: 'injected'; run: AcceptedRun };
 
 export interface AcceptanceOptions {
@@ -85,15 +91,7 @@ export class SpeculationAcceptance {
     try {
       result = await speculation.apply({ skip: this.excluded, ...this.applyOptions() });
     } catch (error) {
-      // Fail open: nothing half-applied is injected; the suggestion runs live instead. What the
-      // disk did take before it refused is in the checkpoint, so it can be undone.
-      const partly = (error as { applied?: unknown }).applied;
-      return {
-        kind: 'run_live',
-        why: `apply failed: ${String(error)}`,
-        notice: `Could not apply the speculated changes (${messageOf(error)}); running the request live instead.`,
-        checkpoint: await this.finishCheckpoint(Array.isArray(partly) ? (partly as string[]) : []),
-      };
+      return this.failedStep(error);
     }
     this.applied = result.applied;
     if (result.conflicts.length === 0) return this.inject([]);
@@ -112,7 +110,12 @@ export class SpeculationAcceptance {
     (choice === 'overwrite' ? this.overwrite : this.keep).push(path);
     if (this.unresolved.size > 0) return { kind: 'waiting' };
     if (this.overwrite.length > 0) {
-      const forced = await this.speculation.apply({ overwrite: this.overwrite, skip: [...this.keep, ...this.applied, ...this.excluded], ...this.applyOptions() });
+      let forced: ApplyResult;
+      try {
+        forced = await this.speculation.apply({ overwrite: this.overwrite, skip: [...this.keep, ...this.applied, ...this.excluded], ...this.applyOptions() });
+      } catch (error) {
+        return this.failedStep(error);
+      }
       this.applied = [...this.applied, ...forced.applied];
       for (const conflict of forced.conflicts) if (!this.keep.includes(conflict.path)) this.keep.push(conflict.path);
     }
@@ -127,6 +130,21 @@ export class SpeculationAcceptance {
   /** The accept is abandoned while conflicts wait: the files applied so far keep their checkpoint. */
   cancel(): Promise<CheckpointSummary | null> {
     return this.finishCheckpoint(this.applied);
+  }
+
+  /**
+   * An apply that threw. Fail open (nothing half-applied is injected; the request runs live) unless
+   * the workspace itself refused, which the live run would meet as well: then the user decides, and
+   * nothing runs behind their back. What the disk did take before it stopped is in the checkpoint.
+   */
+  private async failedStep(error: unknown): Promise<AcceptStep> {
+    const partly = (error as { applied?: unknown }).applied;
+    const checkpoint = await this.finishCheckpoint([...this.applied, ...(Array.isArray(partly) ? (partly as string[]) : [])]);
+    const why = `apply failed: ${String(error)}`;
+    if (error instanceof OverlayApplyError && error.liveWouldFail) {
+      return { kind: 'refused', why, checkpoint, notice: `Could not apply the speculated changes. ${messageOf(error)} The request was not run live either: it would meet the same problem. Fix it, then run it live.` };
+    }
+    return { kind: 'run_live', why, checkpoint, notice: `Could not apply the speculated changes (${messageOf(error)}); running the request live instead.` };
   }
 
   /** Ends the recording with the files really applied; a failure to do so is logged, never fatal. */

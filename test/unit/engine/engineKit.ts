@@ -44,14 +44,22 @@ export interface EngineWorld {
   dispose(): Promise<void>;
 }
 
-export async function makeWorld(files: Record<string, string> = {}, script?: Script, clientOptions: { prefixCaching?: PrefixCaching } = {}): Promise<EngineWorld> {
+/** Where the world's workspace and temp folder go when not in its own temp folder (a small disk). */
+export interface WorldLayout {
+  /** The workspace is created as `<workspaceIn>/ws`. */
+  workspaceIn?: string;
+  /** Overlays go under this folder instead of `<parent>/tmp`. */
+  tmpRoot?: string;
+}
+
+export async function makeWorld(files: Record<string, string> = {}, script?: Script, clientOptions: { prefixCaching?: PrefixCaching } = {}, layout: WorldLayout = {}): Promise<EngineWorld> {
   const parent = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-engine-test-')));
-  const root = path.join(parent, 'ws');
+  const root = path.join(layout.workspaceIn ?? parent, 'ws');
   const outside = path.join(parent, 'outside');
-  const tmpRoot = path.join(parent, 'tmp');
+  const tmpRoot = layout.tmpRoot ?? path.join(parent, 'tmp');
   await mkdir(root);
   await mkdir(outside);
-  await mkdir(tmpRoot);
+  await mkdir(tmpRoot, { recursive: true });
   await writeFile(path.join(outside, 'secret.txt'), OUTSIDE_SECRET);
   const put = async (relative: string, content: string) => {
     const file = path.join(root, relative);
@@ -59,7 +67,7 @@ export async function makeWorld(files: Record<string, string> = {}, script?: Scr
     await writeFile(file, content);
   };
   for (const [relative, content] of Object.entries(files)) await put(relative, content);
-  const services = await openWorkspaceServices(root, { tmpRoot });
+  const services = await openWorkspaceServices(root, { tmpRoot, stateDir: path.join(parent, 'state') });
   const server = new ScriptedServer(script ? { script } : {});
   await server.start();
   // Quick retries: the tests count attempts, they do not wait for real backoff.
@@ -104,6 +112,7 @@ export async function makeWorld(files: Record<string, string> = {}, script?: Scr
       for (const speculation of started) await speculation.abort().catch(() => undefined);
       await server.close();
       await rm(parent, { recursive: true, force: true });
+      if (layout.workspaceIn) await rm(root, { recursive: true, force: true });
     },
   };
   return world;

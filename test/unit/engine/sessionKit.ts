@@ -9,7 +9,7 @@ import type { SpeculationSnapshot } from '../../../src/core/followup/speculation
 import type { PrefixCaching } from '../../../src/core/llm/requestBody';
 import { ChatSession, type ChatSessionOptions, type SessionConfig, type SessionEvent } from '../../../src/core/session';
 import type { ScriptedReply } from '../../fixtures/scriptedServer';
-import { FakeClock, makeWorld, MODEL, taskScript, waitUntil, type EngineWorld } from './engineKit';
+import { FakeClock, makeWorld, MODEL, taskScript, waitUntil, type EngineWorld, type WorldLayout } from './engineKit';
 
 export const GREET = 'export function greet(name: string) {\n  return `Helo, ${name}`;\n}\n';
 export const FILES = { 'src/greet.ts': GREET, 'README.md': '# greet\n' };
@@ -43,9 +43,11 @@ export async function makeSession(
     session?: Partial<ChatSessionOptions> | ((world: EngineWorld) => Partial<ChatSessionOptions>);
     /** Record checkpoints in a store under the world's temp folder. */
     checkpoints?: boolean;
+    /** Where the workspace and the overlays live (a small disk). */
+    layout?: WorldLayout;
   } = {},
 ): Promise<SessionWorld> {
-  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {});
+  const world = await makeWorld(options.files ?? FILES, taskScript({ ...WARMUP, ...turns }, suggestions, options.suggestionReply), options.prefixCaching ? { prefixCaching: options.prefixCaching } : {}, options.layout);
   const clock = new FakeClock();
   const events: SessionEvent[] = [];
   const approvals: ApprovalRequest[] = [];

@@ -301,4 +301,12 @@ describe('ChatPresenter', () => {
     chat.handle({ type: 'chat', event: { type: 'notice', text: 'The model wrote a tool call as plain text.' } });
     assert.deepEqual(posted.at(-1), { type: 'notice', id: 'n1', text: 'The model wrote a tool call as plain text.' });
   });
+
+  it('a refused accept\'s notice carries the button that runs the request live', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'notice', text: 'Could not apply the speculated changes. The disk is full.', offer: 'run_live' });
+    assert.deepEqual(posted.at(-1), { type: 'notice', id: 'n1', text: 'Could not apply the speculated changes. The disk is full.', actions: [{ action: 'runLive', label: 'Run It Live' }] });
+    chat.handle({ type: 'notice', text: 'Accept cancelled.' });
+    assert.deepEqual(posted.at(-1), { type: 'notice', id: 'n2', text: 'Accept cancelled.' });
+  });
 });
