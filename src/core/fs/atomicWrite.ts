@@ -67,9 +67,9 @@ export async function describeWriteFailure(relative: string, absolute: string, e
   return error instanceof Error ? error : new Error(String(error));
 }
 
-async function fsyncFolder(dir: string): Promise<void> {
-  const handle = await open(dir, 'r').catch(() => undefined);
-  if (!handle) return;
+/** Makes a folder's entries (renames, creations) durable. */
+export async function fsyncFolder(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
   try {
     await handle.sync();
   } catch (error) {
@@ -126,7 +126,8 @@ export async function replaceFileAtomically(relative: string, absolute: string, 
     options.signal?.throwIfAborted();
     await rename(temp, absolute);
     created = false;
-    await fsyncFolder(path.dirname(absolute));
+    // The new file is in place; a folder that cannot be flushed does not undo that.
+    await fsyncFolder(path.dirname(absolute)).catch(() => undefined);
   } catch (error) {
     if (created) await unlink(temp).catch(() => undefined);
     if ((error as Error)?.name === 'AbortError' || options.signal?.aborted) throw error;

@@ -1,42 +1,13 @@
 // `speculate --accept` onto a full disk (a small tmpfs mounted for the test, filled to the last
 // page): the accept is refused with the disk named, and the workspace stays byte for byte as it was.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { demoReply } from '../../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
 import { mountSmallDisk, type SmallDisk } from '../fs/smallDisk';
-
-const repo = resolve(__dirname, '../../../..');
-const cli = join(repo, 'dist/cli.js');
-
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
-function tree(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const visit = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const full = join(dir, name);
-      const info = lstatSync(full);
-      out[relative(root, full)] = info.isDirectory() ? 'dir' : createHash('sha256').update(readFileSync(full)).digest('hex');
-      if (info.isDirectory()) visit(full);
-    }
-  };
-  visit(root);
-  return out;
-}
+import { repo, runCli as run, tree } from './cliKit';
 
 describe('headless CLI: speculate --accept onto a full disk', function () {
   this.timeout(60_000);

@@ -1,45 +1,12 @@
 // `speculate --accept` names a checkpoint and `undo` takes the accept back, as HEADLESS-CLI.md says:
 // byte for byte on a fresh workspace, conflicts kept unless --force, errors as values, bad ids exit 2.
 import * as assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join } from 'node:path';
 import { demoReply } from '../../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
-
-const repo = resolve(__dirname, '../../../..');
-const cli = join(repo, 'dist/cli.js');
-
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c) => (stdout += c));
-    child.stderr.on('data', (c) => (stderr += c));
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
-
-/** Every entry below `root`: type, mode and content hash, for a byte-for-byte comparison. */
-function tree(root: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const visit = (dir: string) => {
-    for (const name of readdirSync(dir).sort()) {
-      const full = join(dir, name);
-      const info = lstatSync(full);
-      const key = relative(root, full);
-      if (info.isDirectory()) {
-        out[key] = `dir ${(info.mode & 0o7777).toString(8)}`;
-        visit(full);
-      } else out[key] = `file ${(info.mode & 0o7777).toString(8)} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`;
-    }
-  };
-  visit(root);
-  return out;
-}
+import { cli, repo, runCli as run, tree } from './cliKit';
 
 describe('headless CLI: speculate --accept and undo', function () {
   this.timeout(30_000);

@@ -3,6 +3,7 @@
 // says which disk is full and how much was needed; an accept is refused the same way (and marked
 // as one the live path would hit too); a full temp folder fails the overlay, never the model's call.
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -81,6 +82,24 @@ describe('a full disk', function () {
     assert.match(error.message, new RegExp(`while preparing "src/[a-z]+\\.txt": the disk holding ${ws}/src \\(mounted at ${disk.dir}\\) is full: 400\\.0 KB needed, [\\d.]+ KB free; no file in the workspace was changed\\. Free some space, then accept again\\.`));
     assert.deepEqual(await snapshot(ws), before);
     assert.equal(overlay.writtenFiles().length, 2, 'everything stays in the overlay for a retry');
+    await overlay.cleanup();
+  });
+
+  it('a temp folder on a read-only disk fails the overlay with its own words, the old overlay files kept readable', async () => {
+    const ws = path.join(elsewhere, 'ws');
+    await mkdir(ws);
+    const fs = await NodeWorkspaceFs.open(ws, { ripgrepPath: null });
+    const overlay = await OverlayFs.create({ base: fs, tmpRoot: disk.dir, fallbackTmpRoots: [] });
+    await overlay.writeFile('first.txt', 'stored before the disk went read-only\n');
+    execFileSync('mount', ['-o', 'remount,ro', disk.dir]);
+    try {
+      const error = await thrown(() => overlay.writeFile('second.txt', 'x'));
+      assert.ok(error instanceof OverlayStorageError, String(error));
+      assert.match(error.message, /^Couldn't run ahead: the temp folder is on a read-only disk\. Point TMPDIR at a writable folder/);
+      assert.equal(Buffer.from(await overlay.readFile('first.txt')).toString(), 'stored before the disk went read-only\n');
+    } finally {
+      execFileSync('mount', ['-o', 'remount,rw', disk.dir]);
+    }
     await overlay.cleanup();
   });
 

@@ -117,6 +117,24 @@ describe('read-only files and folders, and owners', function () {
     assert.deepEqual((await readdir(scene.ws)).filter((name) => name.includes('.speculate-')), [], 'no temp left behind');
   });
 
+  it('accept keeps every mode bit exactly too, set-id and sticky bits included', async () => {
+    const scene = await makeScene();
+    scenes.push(scene.parent);
+    const fs = await NodeWorkspaceFs.open(scene.ws, { ripgrepPath: null });
+    const modes = [0o600, 0o640, 0o664, 0o700, 0o755, 0o4755, 0o2755, 0o1755, 0o6750];
+    const overlay = await OverlayFs.create({ base: fs, tmpRoot: scene.tmp, fallbackTmpRoots: [] });
+    for (const mode of modes) {
+      const file = path.join(scene.ws, `a${mode.toString(8)}.sh`);
+      await writeFile(file, 'echo one\n');
+      await chmod(file, mode);
+      await overlay.writeFile(path.basename(file), 'echo two\n');
+    }
+    const result = await overlay.applyToReal();
+    assert.equal(result.applied.length, modes.length);
+    for (const mode of modes) assert.equal(((await stat(path.join(scene.ws, `a${mode.toString(8)}.sh`))).mode & 0o7777).toString(8), mode.toString(8));
+    await overlay.cleanup();
+  });
+
   it('root keeps another user’s owner and group on a live write; accept leaves their file alone', async () => {
     assert.ok(isRoot, 'giving a file to another user needs root (CI runs as root)');
     const scene = await makeScene();

@@ -88,6 +88,17 @@ describe('special files (FIFOs, sockets) in the workspace', () => {
     assert.ok((await lstat(path.join(ws.root, 'src/app.sock'))).isSocket());
   });
 
+  it('a device node in the workspace (an endless /dev/zero) is refused the same way', async () => {
+    assert.equal(process.getuid?.(), 0, 'making a device node needs root (CI runs as root)');
+    execFileSync('mknod', [path.join(ws.root, 'zero'), 'c', '1', '5']);
+    for (const { name, fs, dispose } of await fileSystems()) {
+      const read = await run(readFileTool, { file_path: 'zero' }, fs);
+      assert.match(read.output, /not a regular file/, name);
+      await assert.rejects(settlesSoon(fs.readFile('zero'), `${name} readFile`), (error: unknown) => error instanceof SpecialFileError && /character device/.test(error.message));
+      await dispose();
+    }
+  });
+
   it('the file system ports refuse to open them too, with SpecialFileError', async () => {
     for (const { name, fs, dispose } of await fileSystems()) {
       await assert.rejects(settlesSoon(fs.readFile('src/pipe.fifo'), `${name} readFile`), (error: unknown) => error instanceof SpecialFileError && /named pipe \(FIFO\)/.test(error.message));

@@ -1,6 +1,7 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
 import { lstat, mkdir, open, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { fsyncFolder } from '../../fs/atomicWrite';
 
 export interface ApplyFsStat {
   type: 'file' | 'directory' | 'symlink' | 'other';
@@ -114,17 +115,7 @@ export const nodeApplyFs: ApplyFs = {
       type: entry.isFile() ? 'file' : entry.isDirectory() ? 'directory' : entry.isSymbolicLink() ? 'symlink' : 'other',
     }));
   },
-  async fsyncDirectory(absolute) {
-    const handle = await open(absolute, 'r');
-    try {
-      await handle.sync();
-    } catch (error) {
-      // Some file systems refuse fsync on directories; the renames are still atomic there.
-      if (errorCode(error) !== 'EINVAL' && errorCode(error) !== 'EISDIR' && errorCode(error) !== 'EPERM') throw error;
-    } finally {
-      await handle.close();
-    }
-  },
+  fsyncDirectory: fsyncFolder,
 };
 
 export { errorCode };
