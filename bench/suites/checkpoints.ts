@@ -1,6 +1,6 @@
 // Checkpoints: undo's time for 100 (and 1000) edited 1 KB files beside the durable floor of writing
-// the same files back in the same run; what saving the checkpoint adds to an accept (Tab's critical
-// path); and the store's size on disk after the recorded demo session.
+// the same files back in the same run; what saving the checkpoint adds to an accept of 2 files (a
+// typical Tab) and of 100; and the store's size on disk after the recorded demo session.
 import { randomBytes } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { mkdir, open, rename, rm, writeFile } from 'node:fs/promises';
@@ -202,6 +202,7 @@ export default async function checkpoints(): Promise<Figure[]> {
     return [
       ...(await undoCase(scratch, 100, 7)),
       ...(await undoCase(scratch, 1000, 3)),
+      ...(await acceptOverhead(scratch, 2, 10)),
       ...(await acceptOverhead(scratch, 100, 6)),
       ...(await demoSessionSize()),
     ];

@@ -1,6 +1,7 @@
 // Recording one checkpoint while its change happens: each path's state before is saved (bytes in
 // the blob store, then the record) and flushed to disk before the caller may replace the file.
 import { toAbsolute } from '../fs/paths';
+import { forEachLimited } from '../fs/pool';
 import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
 import { isAtOrBelow, missingParents, placementProblem } from './placement';
 import { newCheckpointId, summaryOf, type CheckpointFile, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
@@ -21,6 +22,9 @@ export interface CaptureRequest {
 }
 
 export type RefusalReason = 'changed' | 'not-a-file' | 'outside-workspace' | 'path-changed';
+
+/** Paths read and saved at once. */
+const CONCURRENCY = 8;
 
 export interface CaptureResult {
   /** Paths whose before-state is not saved: the caller must not replace them. */
@@ -93,41 +97,49 @@ export class CheckpointRecording {
     const refused: CaptureResult['refused'] = [];
     const added: CheckpointFile[] = [];
     const createdDirs: string[] = [];
-    for (const request of requests) {
+    // Each path on its own, a few at a time: the blobs' fsyncs dominate, and the disk batches them.
+    const fresh = [...new Map(requests.map((r) => [r.path, r])).values()].filter((request) => {
       const existing = request.refresh ? undefined : this.captured.get(request.path);
-      if (existing) {
-        if (request.after) existing.after = request.after;
-        continue;
-      }
+      if (existing && request.after) existing.after = request.after;
+      return !existing;
+    });
+    const outcomes: (CheckpointFile | { refused: RefusalReason } | undefined)[] = new Array(fresh.length);
+    const missingBy: string[][] = fresh.map(() => []);
+    await forEachLimited(fresh, CONCURRENCY, async (request, index) => {
       const problem = await placementProblem(store.root, request.path);
       if (problem) {
-        refused.push({ path: request.path, reason: problem });
-        continue;
+        outcomes[index] = { refused: problem };
+        return;
       }
       const absolute = toAbsolute(store.root, request.path);
       const info = await store.fs.lstat(absolute);
       if (info && info.type !== 'file') {
-        refused.push({ path: request.path, reason: 'not-a-file' });
-        continue;
+        outcomes[index] = { refused: 'not-a-file' };
+        return;
       }
       let before: FileState = ABSENT;
       if (info) {
         const data = await store.fs.readFile(absolute);
         before = stateOf(data, info.mode);
         if (request.expect && !sameContent(before, request.expect)) {
-          refused.push({ path: request.path, reason: 'changed' });
-          continue;
+          outcomes[index] = { refused: 'changed' };
+          return;
         }
         await store.blobs.put(data);
       } else if (request.expect?.exists) {
-        refused.push({ path: request.path, reason: 'changed' });
-        continue;
-      }
-      if (!before.exists) {
+        outcomes[index] = { refused: 'changed' };
+        return;
+      } else {
         const missing = await missingParents(store.fs, store.root, request.path);
-        if (missing !== 'blocked') createdDirs.push(...missing);
+        if (missing !== 'blocked') missingBy[index] = missing;
       }
-      added.push({ path: request.path, before, after: request.after ?? null });
+      outcomes[index] = { path: request.path, before, after: request.after ?? null };
+    });
+    for (const [index, outcome] of outcomes.entries()) {
+      if (!outcome) continue;
+      if ('refused' in outcome) refused.push({ path: fresh[index].path, reason: outcome.refused });
+      else added.push(outcome);
+      createdDirs.push(...missingBy[index]);
     }
     createdDirs.push(...(dirs.created ?? []));
     const removed = (dirs.removed ?? []).filter((dir) => !this.record.removedDirs.includes(dir));

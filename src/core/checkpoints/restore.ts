@@ -2,6 +2,7 @@
 // temp + fsync + rename under a journal); a path changed since is a conflict and is kept unless forced.
 import * as path from 'node:path';
 import { toAbsolute } from '../fs/paths';
+import { forEachLimited } from '../fs/pool';
 import { errorCode, type CheckpointStat } from './checkpointFs';
 import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
 import { deepestFirst, missingParents, parentsFirst, placementProblem } from './placement';
@@ -153,13 +154,15 @@ async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, dir
   const already: Item[] = [];
   const conflicts: RestoreConflict[] = [];
   const keep = new Set(options.keep ?? []);
-  for (const item of items.sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    if (keep.has(item.path)) {
-      conflicts.push({ ...conflictOf(item.path, 'modified', direction), message: `"${item.path}" was left as it is, as you chose.` });
-      continue;
-    }
-    const verdict = await evaluate(store, item, direction, forced(options, item.path));
-    if (verdict === 'already') already.push(item);
+  const sorted = items.sort((a, b) => (a.path < b.path ? -1 : 1));
+  const verdicts: (Evaluated | 'already' | RestoreConflict)[] = new Array(sorted.length);
+  await forEachLimited(sorted, CONCURRENCY, async (item, index) => {
+    verdicts[index] = keep.has(item.path)
+      ? { ...conflictOf(item.path, 'modified', direction), message: `"${item.path}" was left as it is, as you chose.` }
+      : await evaluate(store, item, direction, forced(options, item.path));
+  });
+  for (const [index, verdict] of verdicts.entries()) {
+    if (verdict === 'already') already.push(sorted[index]);
     else if ('reason' in verdict) conflicts.push(verdict);
     else steps.push(verdict);
   }
@@ -173,6 +176,16 @@ export async function planRestore(store: CheckpointStore, id: string, direction:
   const evaluated = await evaluateAll(store, read.record, direction, options);
   if ('ok' in evaluated) return evaluated;
   return { ok: true, restorable: [...evaluated.steps.map((s) => s.item.path), ...evaluated.already.map((a) => a.path)].sort(), conflicts: evaluated.conflicts };
+}
+
+/** Paths checked, saved and staged at once. */
+const CONCURRENCY = 8;
+
+/** A disk failure while staging, carried out of the worker pool with the file it belongs to. */
+class StageFailure extends Error {
+  constructor(readonly path: string, override readonly cause: unknown) {
+    super(path);
+  }
 }
 
 /** Raised when the disk refused the restore; names the file and says what was restored. */
@@ -212,7 +225,9 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
   if (steps.length === 0 && already.length === 0) return { ok: true, restored: [], conflicts };
 
   // What this restore replaces is saved first: a redo puts it back, and a forced restore never loses the user's version.
-  for (const step of steps) if (step.data) await store.blobs.put(step.data);
+  await forEachLimited(steps, CONCURRENCY, async (step) => {
+    if (step.data) await store.blobs.put(step.data);
+  });
   await store.blobs.flush();
 
   const createdDirs = parentsFirst(steps.flatMap((s) => s.missing));
@@ -249,25 +264,31 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
 
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
   // Only the disk's own failures roll back here; anything else (a test's simulated crash) stops like a dying process.
-  const stage = async (file: string, work: () => Promise<void>): Promise<void> => {
+  const disk = async (file: string, work: () => Promise<void>): Promise<void> => {
     try {
       await work();
     } catch (error) {
-      await rollBack(store, journal);
-      const code = errorCode(error) ?? (error instanceof Error ? error.message : String(error));
-      throw new RestoreError(`Undo failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then try again.`, file, []);
+      throw new StageFailure(file, error);
     }
   };
-  for (const dir of createdDirs) await stage(dir, () => store.fs.mkdir(toAbsolute(store.root, dir)));
-  for (const [index, step] of journalSteps.entries()) {
-    const target = steps[index].item.target;
-    const temp = step.temp;
-    if (!temp || !target.exists) continue;
-    await stage(step.path, async () => store.fs.writeDurable(toAbsolute(store.root, temp), await store.blobs.read(target.sha256), target.mode));
-    store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
-  }
   const committing: RestoreJournal = { ...journal, phase: 'committing' };
-  await stage(journalSteps[0]?.path ?? id, () => updateJournal(store.fs, store.journalsDir, committing));
+  try {
+    for (const dir of createdDirs) await disk(dir, () => store.fs.mkdir(toAbsolute(store.root, dir)));
+    // A few temps at once: their fsyncs dominate, and the disk batches concurrent flushes.
+    await forEachLimited(journalSteps, CONCURRENCY, async (step, index) => {
+      const target = steps[index].item.target;
+      const temp = step.temp;
+      if (!temp || !target.exists) return;
+      await disk(step.path, async () => store.fs.writeDurable(toAbsolute(store.root, temp), await store.blobs.read(target.sha256), target.mode));
+      store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
+    });
+    await disk(journalSteps[0]?.path ?? id, () => updateJournal(store.fs, store.journalsDir, committing));
+  } catch (error) {
+    if (!(error instanceof StageFailure)) throw error;
+    await rollBack(store, journal);
+    const code = errorCode(error.cause) ?? (error.cause instanceof Error ? error.cause.message : String(error.cause));
+    throw new RestoreError(`Undo failed while preparing "${error.path}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then try again.`, error.path, []);
+  }
   const committed = await commit(store, committing, steps);
   return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }

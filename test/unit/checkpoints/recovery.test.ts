@@ -37,7 +37,7 @@ describe('checkpoints: crash recovery', () => {
     const changed = await snapshot(box.ws);
     const dying = await box.reopen({ pid: 4_000_001, isProcessAlive: () => true, onRestoreStep: crashAt('staged', 2) });
     await assert.rejects(dying.undo(id), /simulated crash/);
-    assert.equal((await undoTemps(box.ws)).length, 2, 'the crash leaves its temps');
+    assert.ok((await undoTemps(box.ws)).length >= 2, 'the crash leaves its temps (those staged at once with it too)');
     const next = await box.reopen();
     const report = await next.recover();
     assert.deepEqual(report.journals.map((j) => j.outcome), ['rolled-back']);
@@ -67,6 +67,7 @@ describe('checkpoints: crash recovery', () => {
     await box.write('c.txt', 'typed after the crash\n');
     const next = await box.reopen();
     await next.recover();
+    assert.deepEqual(await undoTemps(box.ws), []);
     assert.equal(await box.read('c.txt'), 'typed after the crash\n');
     assert.equal(await box.read('a.txt'), 'a0\n');
     const record = await next.read(id);
