@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
-import { runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, type Workbench } from './workbench';
+import { runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, waitFor, type Workbench } from './workbench';
 
 function overlayDirs(workbench: Workbench): string[] {
   const parent = join(workbench.tmpDir, OVERLAY_PARENT);
@@ -22,14 +22,6 @@ function findFiles(dir: string, suffix: string): string[] {
     const full = join(dir, name);
     return statSync(full).isDirectory() ? findFiles(full, suffix) : full.endsWith(suffix) ? [full] : [];
   });
-}
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /** Developer: Reload Window, then the chat view again (it is reopened where it was). */
@@ -68,7 +60,7 @@ describe('chat history across a window reload', function () {
     await chat.locator('.transcript > .transcript-items .assistant-text', { hasText: 'greet' }).last().waitFor();
     await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a farewell function' }).waitFor();
     await chat.locator('.spec-status[data-state="running"]').waitFor();
-    await waitFor(() => overlayDirs(workbench).length > 0, 'the speculation overlay');
+    await waitFor(() => overlayDirs(workbench).length > 0, 'the speculation overlay', 30_000);
     const running = overlayDirs(workbench);
     await waitIdle(chat);
     const before = await chat.locator('.transcript > .transcript-items').innerText();
@@ -77,7 +69,7 @@ describe('chat history across a window reload', function () {
     await chat.locator('.transcript > .transcript-items .user-text', { hasText: 'read src/greet.ts' }).waitFor({ timeout: 30_000 });
     assert.equal(await chat.locator('.transcript > .transcript-items').innerText(), before, 'the transcript is exactly as it was');
     assert.equal(await chat.locator('.ghost:not([hidden])').count(), 0, 'no suggestion survives a reload');
-    await waitFor(() => running.every((dir) => !overlayDirs(workbench).includes(dir)), `the running speculation's overlay (${running.join(', ')}) to be deleted`);
+    await waitFor(() => running.every((dir) => !overlayDirs(workbench).includes(dir)), `the running speculation's overlay (${running.join(', ')}) to be deleted`, 30_000);
     await workbench.screenshot('chat-history-restored-after-reload');
 
     // The chat goes on from the restored history.

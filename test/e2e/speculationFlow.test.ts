@@ -8,7 +8,7 @@ import type { FrameLocator } from 'playwright-core';
 import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import type { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, type Workbench } from './workbench';
+import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, waitFor, type Workbench } from './workbench';
 
 
 /** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
@@ -16,14 +16,6 @@ function overlayDirs(workbench: Workbench): string[] {
   const parent = join(workbench.tmpDir, OVERLAY_PARENT);
   if (!existsSync(parent)) return [];
   return readdirSync(parent).flatMap((pid) => readdirSync(join(parent, pid)).map((id) => `${pid}/${id}`));
-}
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('speculation flow in the workbench', function () {

@@ -111,6 +111,15 @@ export async function openChatView(workbench: Workbench): Promise<FrameLocator> 
 /** The chat input, as a screen reader names it. */
 export const CHAT_INPUT = 'textarea[aria-label="Message Speculate"]';
 
+/** Polls `condition` (something on disk or in the test's own state) until it holds, or fails naming `what`. */
+export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** A turn is over when the Stop button is the Send button again. */
 export async function waitIdle(chat: FrameLocator): Promise<void> {
   await chat.locator('button.send:not(.stop)').waitFor();
