@@ -6,15 +6,7 @@ import * as assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator, Page } from 'playwright-core';
-import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, type Workbench } from './workbench';
-
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, waitFor, type Workbench } from './workbench';
 
 /** Quick Open (F1, then a file name instead of a command) and Enter. */
 async function openInEditor(page: Page, name: string): Promise<void> {

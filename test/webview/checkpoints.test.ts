@@ -2,9 +2,8 @@
 // Restore to here on earlier lines), the undo conflict block, and the speculation's file list with
 // +/− counts, a diff per file and per-file exclusion before Tab.
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { TranscriptItem } from '../../src/shared/protocol';
-import { launchChromium, openChat, settle, startHarness, type ChatPage, type Harness } from './harness';
+import { settle, useChatPages, type ChatPage } from './harness';
 
 const changed = (id: string, checkpointId: string, text = 'Changed src/a.ts'): TranscriptItem => ({
   kind: 'turnEnd',
@@ -16,26 +15,10 @@ const changed = (id: string, checkpointId: string, text = 'Changed src/a.ts'): T
 
 describe('chat webview: checkpoints', function () {
   this.timeout(20_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   it('ends a turn with Undo and Changes; Undo becomes Redo when the host says it is undone', async () => {

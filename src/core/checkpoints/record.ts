@@ -65,8 +65,9 @@ export function newCheckpointId(now: number): string {
   return `${stamp}-${randomBytes(4).toString('hex')}`;
 }
 
-function isRelativePosix(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') && !value.includes('\\') &&
+/** A workspace-relative POSIX path as a record may hold it: no '..', no absolute or empty parts. */
+export function isRelativePosix(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') &&
     !value.split('/').some((part) => part === '..' || part === '' || part === '.');
 }
 

@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { CheckpointFs } from './checkpointFs';
 import { isFileState, type FileState } from './fileState';
+import { isRelativePosix } from './record';
 
 export interface RestoreStep {
   /** Workspace-relative POSIX path of the real file. */
@@ -92,11 +93,6 @@ export async function updateJournal(fs: CheckpointFs, journalsDir: string, journ
 export async function removeJournal(fs: CheckpointFs, journalsDir: string, checkpointId: string): Promise<void> {
   await fs.unlink(journalPath(journalsDir, checkpointId));
   await fs.fsyncDirectory(journalsDir);
-}
-
-function isRelativePosix(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') &&
-    !value.split('/').some((part) => part === '..' || part === '' || part === '.');
 }
 
 function isStep(value: unknown): value is RestoreStep {
