@@ -27,6 +27,8 @@ export interface ChatHistoryDeps {
   maxBytes: () => number;
   /** The open chat's content, read when it is saved. */
   content: () => OpenChatContent | undefined;
+  /** The open chat got its title from its first prompt. */
+  titleChanged?: (title: string) => void;
   log: (line: string) => void;
 }
 
@@ -122,7 +124,11 @@ export class ChatHistory implements vscode.Disposable {
     // An empty chat is not history: New Chat twice leaves nothing behind.
     if (!content || content.messages.length === 0) return this.saving;
     const firstPrompt = content.messages.find((m) => m.role === 'user');
-    if (!this.current.titleEdited && firstPrompt?.role === 'user') this.current.title = titleFrom(userTextOf(firstPrompt.content));
+    if (!this.current.titleEdited && firstPrompt?.role === 'user') {
+      const title = titleFrom(userTextOf(firstPrompt.content));
+      if (title !== this.current.title) this.deps.titleChanged?.(title);
+      this.current.title = title;
+    }
     const chat: StoredChat = {
       version: 1,
       id: this.current.id,

@@ -117,6 +117,7 @@ export class SpeculateController implements vscode.Disposable {
       context: deps.context,
       workspaceName: () => vscode.workspace.workspaceFolders?.[0]?.name ?? '',
       maxBytes: () => this.chatSettings.historyMaxBytes,
+      titleChanged: (title) => this.presenter.setTitle(title),
       content: () =>
         this.session && { messages: this.session.messages, usage: this.session.usageSnapshot, view: this.presenter.exportView(), model: this.sessionConfig().model },
       log: (line) => this.log(line),

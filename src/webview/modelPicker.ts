@@ -11,7 +11,7 @@ export interface ModelPickerActions {
 
 const ROLE_TEXT: Record<ModelRole, { label: string; title: string }> = {
   main: { label: 'Model', title: 'The model that answers your messages' },
-  fast: { label: 'Fast', title: 'The model for suggestions and speculation (empty: the main model)' },
+  fast: { label: 'Fast', title: 'The fast model, for suggestions and speculation (empty: the main model)' },
 };
 
 export class ModelPicker {
@@ -61,7 +61,9 @@ export class ModelPicker {
 
   private setText(role: ModelRole, value: string): void {
     const text = this.buttons[role].querySelector('.model-button-text')!;
-    text.replaceChildren(h('span', { class: 'model-role' }, `${ROLE_TEXT[role].label}:`), h('span', { class: 'model-name' }, value), icon('dropdown'));
+    // The main model's name alone says enough; the fast one is marked (both are named for screen readers).
+    const mark = role === 'fast' ? [h('span', { class: 'model-role' }, icon('bolt'))] : [];
+    text.replaceChildren(...mark, h('span', { class: 'model-name' }, value), icon('dropdown'));
     this.buttons[role].setAttribute('aria-label', `${ROLE_TEXT[role].label} model: ${value}. Change it.`);
   }
 
@@ -105,10 +107,12 @@ export class ModelPicker {
 
   private choices(): { value: string; label: string }[] {
     const q = this.filter.value.trim().toLowerCase();
-    const list = this.models.filter((m) => m.toLowerCase().includes(q)).map((m) => ({ value: m, label: m }));
+    // The model in use is offered even when the endpoint does not list it (a deployment name, the demo).
+    const known = this.current && !this.models.includes(this.current) ? [this.current, ...this.models] : this.models;
+    const list = known.filter((m) => m.toLowerCase().includes(q)).map((m) => ({ value: m, label: m }));
     if (this.openRole === 'fast' && (q === '' || 'same as main'.includes(q))) list.unshift({ value: '', label: 'Same as the main model' });
     const typed = this.filter.value.trim();
-    if (typed !== '' && !this.models.includes(typed)) list.push({ value: typed, label: `Use “${typed}”` });
+    if (typed !== '' && !known.includes(typed)) list.push({ value: typed, label: `Use “${typed}”` });
     return list;
   }
 

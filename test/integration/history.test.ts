@@ -30,6 +30,8 @@ describe('chat history in the extension host', function () {
   this.timeout(60_000);
   let model: ScriptedServer;
   const posted: HostToWebview[] = [];
+  /** Every title the header was given, never cleared. */
+  const titles: string[] = [];
   let subscription: vscode.Disposable;
 
   before(async () => {
@@ -37,7 +39,10 @@ describe('chat history in the extension host', function () {
     await model.start();
     await setUserSettings({ baseUrl: model.baseUrl, model: 'scripted-demo', 'suggestions.enabled': false });
     const api = await speculateApi();
-    subscription = api.controller.onDidPostToWebview((message) => posted.push(message));
+    subscription = api.controller.onDidPostToWebview((message) => {
+      posted.push(message);
+      if (message.type === 'chatTitle') titles.push(message.title);
+    });
   });
   after(async () => {
     subscription?.dispose();
@@ -72,6 +77,7 @@ describe('chat history in the extension host', function () {
     assert.equal(entries[1].current, false);
     assert.equal(entries[0].workspace, vscode.workspace.workspaceFolders?.[0]?.name);
     assert.equal(entries[0].model, 'scripted-demo');
+    assert.deepEqual(titles.slice(-2), ['list the files', 'explain README.md'], 'each new chat is named by its first prompt in the header');
     // "workspace holds" is in the answers to "list the files" (this chat's and the chat suite's), not in the README one.
     const found = (await history('workspace holds')).map((e) => e.title);
     assert.ok(found.includes('list the files') && !found.includes('explain README.md'), found.join(' | '));

@@ -134,6 +134,13 @@ describe('chat webview: history, models and message controls', function () {
     await chat.send({ type: 'config', model: { label: 'qwen3-max', demo: false, fast: 'qwen-turbo' }, settings: { enterAcceptsSuggestion: false } });
     assert.deepEqual(await page.locator('.model-button .model-name').allInnerTexts(), ['qwen3-max', 'qwen-turbo']);
 
+    // A model the endpoint does not list (a deployment name) is still offered, checked.
+    await page.locator('.model-button.model-main').click();
+    await chat.send({ type: 'models', role: 'main', models: ['qwen-turbo'], current: 'my-deployment' });
+    assert.deepEqual(await page.locator('.model-option').allInnerTexts(), ['my-deployment', 'qwen-turbo']);
+    assert.equal(await page.locator('.model-option.selected').innerText(), 'my-deployment');
+    await page.keyboard.press('Escape');
+
     // No endpoint: the list says why instead of staying empty; the toolbar's model opens it too.
     await page.locator('.input-toolbar .model').click();
     await chat.send({ type: 'models', role: 'main', models: [], current: '', error: 'No endpoint is configured.' });
