@@ -51,7 +51,10 @@ export class ContextAttachments {
 
   private relative(uri: vscode.Uri): string | undefined {
     const folder = this.deps.folder();
-    if (!folder || uri.scheme !== folder.uri.scheme || uri.authority !== folder.uri.authority) return undefined;
+    if (!folder) return undefined;
+    // In a remote window the explorer names the host's files vscode-remote://<this remote>/path.
+    const sameMachine = uri.scheme === 'vscode-remote' && folder.uri.scheme === 'file';
+    if (!sameMachine && (uri.scheme !== folder.uri.scheme || uri.authority !== folder.uri.authority)) return undefined;
     const root = folder.uri.path.replace(/\/$/, '');
     return uri.path.startsWith(`${root}/`) ? uri.path.slice(root.length + 1) : undefined;
   }

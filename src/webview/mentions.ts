@@ -18,17 +18,24 @@ const ITEM_ICON: Record<MentionItem['kind'], IconName> = { file: 'file', selecti
 /** What VS Code's explorer and the OS put on a dragged file. */
 const URI_LIST_TYPES = ['application/vnd.code.uri-list', 'text/uri-list'];
 
-/** The files a drop carries, as URIs or paths, each once. */
+/**
+ * The files a drop carries, each once. VS Code's explorer puts several lists on a drag: `codefiles`
+ * (the paths, as the extension host sees them: right in a remote window too), its own full URI list,
+ * and `text/uri-list` (only the first file). The paths win; an OS drop has only the URI list.
+ */
 export function droppedFiles(data: DataTransfer): string[] {
+  try {
+    const paths = JSON.parse(data.getData('codefiles') || '[]') as unknown;
+    if (Array.isArray(paths)) {
+      const found = paths.filter((p): p is string => typeof p === 'string' && p !== '');
+      if (found.length > 0) return [...new Set(found)];
+    }
+  } catch {
+    // not VS Code's own list
+  }
   const found: string[] = [];
   for (const type of URI_LIST_TYPES) {
     for (const line of data.getData(type).split(/\r?\n/)) if (line.trim() && !line.startsWith('#')) found.push(line.trim());
-  }
-  try {
-    const paths = JSON.parse(data.getData('codefiles') || '[]') as unknown;
-    if (Array.isArray(paths)) for (const p of paths) if (typeof p === 'string') found.push(p);
-  } catch {
-    // not VS Code's own list
   }
   return [...new Set(found)];
 }

@@ -213,6 +213,20 @@ describe('chat webview: context and reading', function () {
       { type: 'attach', kind: 'file', path: 'file:///work/ws/src/greet.ts' },
       { type: 'attach', kind: 'file', path: 'file:///work/ws/README.md' },
     ]);
+    // From VS Code's explorer the paths come along too (right in a remote window): they win.
+    await chat.clearPosted();
+    await page.evaluate(() => {
+      const data = new DataTransfer();
+      data.setData('codefiles', JSON.stringify(['/work/ws/src/greet.ts', '/work/ws/README.md']));
+      data.setData('application/vnd.code.uri-list', 'vscode-remote://127.0.0.1:8080/work/ws/src/greet.ts\r\nvscode-remote://127.0.0.1:8080/work/ws/README.md');
+      data.setData('text/uri-list', 'vscode-remote://127.0.0.1:8080/work/ws/src/greet.ts');
+      document.querySelector('.transcript')!.dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+    });
+    await settle(page);
+    assert.deepEqual((await chat.posted()).filter((m) => m.type === 'attach'), [
+      { type: 'attach', kind: 'file', path: '/work/ws/src/greet.ts' },
+      { type: 'attach', kind: 'file', path: '/work/ws/README.md' },
+    ]);
   });
 
   it('turns file paths and path:line in answers into links that ask the host to open them', async () => {

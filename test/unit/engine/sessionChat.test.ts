@@ -163,4 +163,16 @@ describe('Engine: the chat people expect', function () {
     await s.session.newChat();
     assert.deepEqual(s.session.usageSnapshot, { entries: [] }, 'a new chat starts at zero');
   });
+
+  it('switching the main or the fast model aborts a running speculation and deletes its overlay', async () => {
+    s = await makeSession({ [SUGGESTION]: [{ text: 'slow', latencyMs: 30_000 }] }, { 'show me src/greet.ts': SUGGESTION });
+    await warmUpAndShow(s, SUGGESTION);
+    const current = s;
+    await waitUntil(async () => (await current.world.overlayLeftovers()).length > 0, 'the speculation overlay');
+    const config = { model: 'scripted-model', fastModel: '', approvalMode: 'auto-edit' as const, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 };
+    s.session.updateConfig({ ...config, fastModel: 'a-faster-model' });
+    await waitUntil(() => current.session.currentSpeculation === null, 'the speculation to be aborted');
+    await waitUntil(async () => (await current.world.overlayLeftovers()).length === 0, 'the overlay to be deleted');
+    assert.ok(s.world.server.chatRequests.some((r) => r.closedEarly), 'its model request was closed');
+  });
 });
