@@ -2,8 +2,8 @@
 // that go with the message, files dropped on the chat, paths in answers as links, and code
 // highlighted readably under every theme kind.
 import * as assert from 'node:assert/strict';
-import type { Browser, Page } from 'playwright-core';
-import { launchChromium, openChat, settle, startHarness, type ChatPage, type Harness } from './harness';
+import type { Page } from 'playwright-core';
+import { settle, useChatPages, type ChatPage } from './harness';
 
 const INPUT = 'textarea[aria-label="Message Speculate"]';
 
@@ -95,26 +95,10 @@ async function tokenContrasts(page: Page): Promise<Record<string, { colour: stri
 
 describe('chat webview: context and reading', function () {
   this.timeout(30_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   it('@ opens the list, narrows it as you type, and Enter attaches the file instead of sending', async () => {

@@ -2,9 +2,8 @@
 // delete), the model pickers, Edit & resend, Regenerate, Copy, the usage lines, and the transcript
 // following a sent message with "Jump to latest" while an answer streams below a scrolled-up view.
 import * as assert from 'node:assert/strict';
-import type { Browser } from 'playwright-core';
 import type { HistoryEntry, TranscriptItem } from '../../src/shared/protocol';
-import { launchChromium, openChat, settle, startHarness, type ChatPage, type Harness } from './harness';
+import { settle, useChatPages, type ChatPage } from './harness';
 
 const INPUT = 'textarea[aria-label="Message Speculate"]';
 const NOW = Date.now();
@@ -23,26 +22,10 @@ function longTranscript(turns: number): TranscriptItem[] {
 
 describe('chat webview: history, models and message controls', function () {
   this.timeout(30_000);
-  let browser: Browser;
-  let harness: Harness;
+  const pages = useChatPages();
   let chat: ChatPage;
-
-  before(async () => {
-    [browser, harness] = await Promise.all([launchChromium(), startHarness()]);
-  });
-  after(async () => {
-    await browser?.close();
-    await harness?.close();
-  });
-  beforeEach(async () => {
-    chat = await openChat(browser, harness);
-  });
-  afterEach(async () => {
-    const errors = chat.pageErrors.slice();
-    const violations = await chat.cspViolations();
-    await chat.page.close();
-    assert.deepEqual(errors, [], 'no errors in the page');
-    assert.deepEqual(violations, [], 'nothing blocked by the CSP');
+  beforeEach(() => {
+    chat = pages.chat();
   });
 
   it('the title bar\'s History opens the list; search asks the host; a click opens a chat', async () => {

@@ -6,7 +6,7 @@ import { ACCEPT_DEBOUNCE_MS } from '../../../src/core/followup/followupState';
 import { isToolResultPairingValid } from '../../../src/core/messages/pairing';
 import type { RecordedRequest, ScriptedReply } from '../../fixtures/scriptedServer';
 import { isFork, isSuggestionRequest, stepOf, taskOf, taskScript, waitUntil } from './engineKit';
-import { accepted, FILES, GREET, makeSession, runEnd, WARMUP, warmUpAndShow, type SessionWorld } from './sessionKit';
+import { accepted, disposeSessionWorld, FILES, GREET, makeSession, runEnd, WARMUP, warmUpAndShow, type SessionWorld } from './sessionKit';
 
 /** The canonical prompt without its last message: what a later request can share with it. */
 function withoutLastMessage(prompt: string): string {
@@ -28,13 +28,9 @@ describe('Engine end-to-end: ChatSession', function () {
   let s: SessionWorld | undefined;
 
   afterEach(async () => {
-    if (!s) return;
-    await s.session.dispose();
-    await s.world.abortAll();
-    const left = await s.world.overlayLeftovers();
-    await s.world.dispose();
+    const ended = s;
     s = undefined;
-    assert.deepEqual(left, [], 'nothing left under <tmpRoot>/speculate/');
+    if (ended) await disposeSessionWorld(ended);
   });
 
   it('suggests, speculates, accepts with Tab, and pipelines the next step — all forks on the main chat prefix', async () => {

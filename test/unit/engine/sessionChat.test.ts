@@ -5,7 +5,7 @@ import { readFileAttachment, type Attachment } from '../../../src/core/context/a
 import type { SessionEvent } from '../../../src/core/session';
 import type { RecordedRequest } from '../../fixtures/scriptedServer';
 import { isFork, isSuggestionRequest, taskOf, waitUntil } from './engineKit';
-import { FILES, GREET, makeSession, runEnd, warmUpAndShow, type SessionWorld } from './sessionKit';
+import { disposeSessionWorld, FILES, GREET, makeSession, runEnd, warmUpAndShow, type SessionWorld } from './sessionKit';
 
 const ASK = 'why does greet misspell Hello?';
 const SUGGESTION = 'fix the typo in greet';
@@ -27,13 +27,9 @@ describe('Engine: the chat people expect', function () {
   let s: SessionWorld | undefined;
 
   afterEach(async () => {
-    if (!s) return;
-    await s.session.dispose();
-    await s.world.abortAll();
-    const left = await s.world.overlayLeftovers();
-    await s.world.dispose();
+    const ended = s;
     s = undefined;
-    assert.deepEqual(left, [], 'nothing left under <tmpRoot>/speculate/');
+    if (ended) await disposeSessionWorld(ended);
   });
 
   it('attached context is part of the user message, and every fork repeats it byte for byte', async () => {

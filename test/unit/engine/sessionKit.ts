@@ -110,3 +110,12 @@ export async function runEnd(s: SessionWorld, suggestion: string): Promise<Specu
 export function accepted(s: SessionWorld): Accepted[] {
   return s.events.filter((e): e is Accepted => e.type === 'speculation_accepted');
 }
+
+/** Ends a test's session: everything stopped, the world removed, and no overlay left behind. */
+export async function disposeSessionWorld(s: SessionWorld): Promise<void> {
+  await s.session.dispose();
+  await s.world.abortAll();
+  const left = await s.world.overlayLeftovers();
+  await s.world.dispose();
+  assert.deepEqual(left, [], 'nothing left under <tmpRoot>/speculate/');
+}
