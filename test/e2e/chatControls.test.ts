@@ -56,7 +56,8 @@ describe('chat controls in the workbench', function () {
   it('the model picker lists the endpoint\'s models and switching the model changes the setting', async () => {
     await chat.locator('.model-button.model-main').click();
     await chat.locator('.model-option', { hasText: 'scripted-fast' }).waitFor();
-    assert.deepEqual(await chat.locator('.model-option').allInnerTexts(), ['scripted-fast', 'scripted-model'], 'GET /models of the endpoint, sorted');
+    assert.deepEqual(await chat.locator('.model-option').allInnerTexts(), ['scripted-demo', 'scripted-fast', 'scripted-model'], 'the model in use, then GET /models of the endpoint, sorted');
+    assert.equal(await chat.locator('.model-option.selected').innerText(), 'scripted-demo');
     await workbench.screenshot('chat-model-picker');
     await chat.locator('.model-option', { hasText: 'scripted-fast' }).click();
     await chat.locator('.model-button.model-main .model-name', { hasText: 'scripted-fast' }).waitFor();

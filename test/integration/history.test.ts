@@ -31,7 +31,7 @@ describe('chat history in the extension host', function () {
   let model: ScriptedServer;
   const posted: HostToWebview[] = [];
   /** Every title the header was given, never cleared. */
-  const titles: string[] = [];
+  const headerTitles: string[] = [];
   let subscription: vscode.Disposable;
 
   before(async () => {
@@ -41,7 +41,7 @@ describe('chat history in the extension host', function () {
     const api = await speculateApi();
     subscription = api.controller.onDidPostToWebview((message) => {
       posted.push(message);
-      if (message.type === 'chatTitle') titles.push(message.title);
+      if (message.type === 'chatTitle') headerTitles.push(message.title);
     });
   });
   after(async () => {
@@ -77,7 +77,7 @@ describe('chat history in the extension host', function () {
     assert.equal(entries[1].current, false);
     assert.equal(entries[0].workspace, vscode.workspace.workspaceFolders?.[0]?.name);
     assert.equal(entries[0].model, 'scripted-demo');
-    assert.deepEqual(titles.slice(-2), ['list the files', 'explain README.md'], 'each new chat is named by its first prompt in the header');
+    assert.deepEqual(headerTitles.slice(-2), ['list the files', 'explain README.md'], 'each new chat is named by its first prompt in the header');
     // "workspace holds" is in the answers to "list the files" (this chat's and the chat suite's), not in the README one.
     const found = (await history('workspace holds')).map((e) => e.title);
     assert.ok(found.includes('list the files') && !found.includes('explain README.md'), found.join(' | '));
