@@ -417,8 +417,11 @@ export type WebviewToHost =
   | { type: 'openLink'; url: string }
   /** Copy button of a code block; the host writes `text` to the clipboard. */
   | { type: 'copyText'; text: string }
-  /** Edit & resend of the user message `id`: the chat from there is replaced. */
-  | { type: 'editMessage'; id: string; text: string }
+  /**
+   * Edit & resend of the user message `id`: the chat from there is replaced. `restoreFiles`: the
+   * user chose to undo the file changes made after it first (Restore to here); else files stay.
+   */
+  | { type: 'editMessage'; id: string; text: string; restoreFiles?: boolean }
   /** Regenerate the last answer. */
   | { type: 'regenerate' }
   | { type: 'historyQuery'; query: string }
@@ -711,7 +714,7 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   openFile: shape({ type: literal('openFile'), path: isId, line: optional(isLine) }),
   openLink: shape({ type: literal('openLink'), url: (v): v is string => typeof v === 'string' && /^https?:\/\//i.test(v) }),
   copyText: shape({ type: literal('copyText'), text: isString }),
-  editMessage: shape({ type: literal('editMessage'), id: isId, text: (v): v is string => typeof v === 'string' && v.trim().length > 0 }),
+  editMessage: shape({ type: literal('editMessage'), id: isId, text: (v): v is string => typeof v === 'string' && v.trim().length > 0, restoreFiles: optional(isBoolean) }),
   regenerate: shape({ type: literal('regenerate') }),
   historyQuery: shape({ type: literal('historyQuery'), query: isString }),
   historyOpen: shape({ type: literal('historyOpen'), id: isId }),

@@ -556,9 +556,12 @@ export class ChatPresenter implements ApprovalPrompter {
     return item?.kind === 'turnEnd' ? item : undefined;
   }
 
-  /** The checkpoints of the lines after `turnEndId` that are not undone, newest first (Restore to here). */
-  checkpointsAfter(turnEndId: string): string[] {
-    const at = this.transcript.findIndex((t) => t.kind === 'turnEnd' && t.id === turnEndId);
+  /**
+   * The checkpoints of the lines after the item `itemId` (a turn-end line for Restore to here, a
+   * user message for Edit & resend) that are not undone, newest first.
+   */
+  checkpointsAfter(itemId: string): string[] {
+    const at = this.transcript.findIndex((t) => t.id === itemId && (t.kind === 'turnEnd' || t.kind === 'user'));
     if (at < 0) return [];
     const later = this.transcript.slice(at + 1).flatMap((t) => (t.kind === 'turnEnd' && t.checkpoint?.state === 'applied' ? [t.checkpoint.checkpointId] : []));
     return [...new Set(later)].reverse();

@@ -86,6 +86,24 @@ export class CheckpointActions {
     });
   }
 
+  /**
+   * Edit & resend with "Restore files and send": the changes made after the message are undone
+   * first, newest first, with the conflict rule as always. False when one could not be undone.
+   */
+  async undoBeforeResend(later: readonly string[]): Promise<boolean> {
+    let undone = false;
+    await this.exclusive(async () => {
+      undone = true;
+      for (const id of later) {
+        if (!(await this.rewind(id, 'undo'))) {
+          undone = false;
+          return;
+        }
+      }
+    });
+    return undone;
+  }
+
   /** A button of the undo conflict block. */
   async choose(conflictId: string, path: string, choice: 'open-diff' | UndoConflictResolution): Promise<void> {
     const question = this.questions.get(conflictId);

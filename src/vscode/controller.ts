@@ -445,7 +445,7 @@ export class SpeculateController implements vscode.Disposable {
         else await runChatAction(message.action, message.setting);
         return;
       case 'editMessage':
-        return this.editMessage(message.id, message.text);
+        return this.editMessage(message.id, message.text, message.restoreFiles === true);
       case 'regenerate': {
         const outcome = await this.session?.regenerate();
         if (outcome?.status === 'refused') this.presenter.notice(outcome.reason);
@@ -490,13 +490,16 @@ export class SpeculateController implements vscode.Disposable {
     }
   }
 
-  private async editMessage(id: string, text: string): Promise<void> {
+  private async editMessage(id: string, text: string, restoreFiles = false): Promise<void> {
     const session = await this.ensureSession();
     const index = this.presenter.historyIndexOf(id);
     if (!session || index === undefined) {
       this.presenter.notice('This message can no longer be edited.');
       return;
     }
+    // Files are not rewound unless the user asked (the editor's "Restore files and send").
+    const later = restoreFiles ? this.presenter.checkpointsAfter(id) : [];
+    if (later.length > 0 && !(await this.checkpoints.undoBeforeResend(later))) return;
     this.presenter.prepareEdit(id);
     const outcome = await session.editAndResend(index, text);
     if (outcome?.status === 'refused') this.presenter.notice(outcome.reason);

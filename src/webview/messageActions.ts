@@ -42,27 +42,41 @@ function copyButton(text: () => string, post: (message: WebviewToHost) => void, 
   return copy;
 }
 
+/** Whether file changes that can be undone came after the message (a later line with Undo). */
+function laterFileChanges(article: HTMLElement): number {
+  let count = 0;
+  for (let next = article.nextElementSibling; next; next = next.nextElementSibling) {
+    if (next.matches('.turn-end') && next.querySelector('[data-action="undo"]')) count++;
+  }
+  return count;
+}
+
 /**
  * Edit & resend: the message turns into a text box with its words; Enter (or Send) replaces the
- * chat from this message on, Escape (or Cancel) leaves everything as it was.
+ * chat from this message on, Escape (or Cancel) leaves everything as it was. When files changed
+ * after the message, they stay unless the user picks "Restore files and send" (Restore to here).
  */
 function openEditor(article: HTMLElement, id: string, text: string, post: (message: WebviewToHost) => void): void {
   const shown = article.querySelector<HTMLElement>('.user-text');
   if (!shown || article.querySelector('.message-editor')) return;
   const box = h('textarea', { class: 'field message-edit-input', rows: '3', 'aria-label': 'Edit your message' });
   box.value = text;
+  const changes = laterFileChanges(article);
   const close = (): void => {
     editor.remove();
     shown.hidden = false;
     article.classList.remove('editing');
     article.querySelector<HTMLButtonElement>('.message-action.edit')?.focus();
   };
-  const send = (): void => {
+  const send = (restoreFiles: boolean): void => {
     const edited = box.value.trim();
     if (edited === '') return;
-    post({ type: 'editMessage', id, text: edited });
+    post(changes > 0 ? { type: 'editMessage', id, text: edited, restoreFiles } : { type: 'editMessage', id, text: edited });
     close();
   };
+  const hint = changes === 0
+    ? 'Replaces the chat from here on.'
+    : `Replaces the chat from here on. ${changes === 1 ? 'The file change' : `The ${changes} file changes`} made after it stay unless you restore them.`;
   const editor = h(
     'div',
     { class: 'message-editor' },
@@ -70,9 +84,10 @@ function openEditor(article: HTMLElement, id: string, text: string, post: (messa
     h(
       'div',
       { class: 'message-editor-actions' },
-      h('span', { class: 'message-editor-hint' }, 'Replaces the chat from here on. Files stay as they are.'),
+      h('span', { class: 'message-editor-hint' }, hint),
       button('Cancel', close, { class: 'button secondary' }),
-      button('Send', send, { class: 'button primary' }),
+      changes > 0 ? button('Restore files and send', () => send(true), { class: 'button secondary restore-and-send', title: 'Undo the file changes made after this message, then send' }) : null,
+      button('Send', () => send(false), { class: 'button primary' }),
     ),
   );
   box.addEventListener('keydown', (event) => {
@@ -82,7 +97,7 @@ function openEditor(article: HTMLElement, id: string, text: string, post: (messa
       close();
     } else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
-      send();
+      send(false);
     }
   });
   shown.hidden = true;

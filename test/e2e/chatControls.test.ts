@@ -2,6 +2,8 @@
 // VS Code's file search, the model picker over the endpoint's list, Edit & resend, and the history
 // behind the view's title-bar button (New Chat keeps the old chat).
 import * as assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import type { ScriptedServer } from '../fixtures/scriptedServer';
 import { CHAT_INPUT, sendMessage, useChatWorkbench, waitIdle, type Workbench } from './workbench';
@@ -85,6 +87,28 @@ describe('chat controls in the workbench', function () {
     const texts = await chat.locator(`${SENT} .user-text`).allInnerTexts();
     assert.deepEqual(texts, ['list the files', 'explain README.md'], 'the edited message and everything after it were replaced');
     assert.equal(await chat.locator(`${SENT} .chip`, { hasText: 'greet.ts' }).count(), 1, 'the edited message keeps its attachment');
+  });
+
+  it('Edit & resend of a message whose turn changed a file offers to restore the file first', async () => {
+    const file = join(workbench.workspace, 'src/greet.ts');
+    const original = readFileSync(file, 'utf8');
+    await sendMessage(chat, 'read src/greet.ts and add a farewell');
+    const allow = chat.locator('.approval button[data-decision="allow"]');
+    await allow.waitFor();
+    await allow.click();
+    await waitIdle(chat);
+    assert.match(readFileSync(file, 'utf8'), /export function farewell/);
+    const message = chat.locator(SENT, { hasText: 'read src/greet.ts and add a farewell' });
+    await message.hover();
+    await message.locator('.message-action.edit').click();
+    await message.locator('textarea.message-edit-input').fill('explain README.md once more');
+    assert.match(await message.locator('.message-editor-hint').innerText(), /The file change made after it stays|file change made after it stay/);
+    await workbench.screenshot('chat-edit-offers-restore');
+    await message.locator('button.restore-and-send').click();
+    await chat.locator(`${SENT} .user-text`, { hasText: 'explain README.md once more' }).waitFor();
+    await waitIdle(chat);
+    assert.equal(readFileSync(file, 'utf8'), original, 'the file is back as it was before the edited message');
+    assert.equal(await chat.locator(SENT, { hasText: 'add a farewell' }).count(), 0);
   });
 
   it('New Chat keeps the old chat: the title bar\'s History lists it, and opening it brings it back', async () => {
