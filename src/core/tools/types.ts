@@ -4,6 +4,7 @@ import type { ToolArgs, ToolDefinition } from '../messages';
 import type { ProtectedPaths } from '../fs/protectedPaths';
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
+import type { SandboxChange, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
 
 export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction';
 
@@ -33,6 +34,31 @@ export interface ToolResult {
   output: string;
   /** Workspace-relative paths this call wrote, renamed or deleted. */
   filesChanged?: string[];
+  /**
+   * Set when the call ran in the sandbox but its run is not a result (it failed because of the
+   * sandbox, or changed what a speculation may not carry): the speculation stops at this call, in
+   * words why, and the live agent runs it after the user takes over.
+   */
+  boundary?: string;
+  /** Set when a shell command ran in the sandbox: whether the workspace was writable, and what it changed there. */
+  sandboxed?: { writable: boolean; changed: string[] };
+}
+
+/** Where a sandboxed command's writes go (the speculation's overlay) and what it sees of it. */
+export interface SandboxTarget {
+  /** The speculation's earlier writes and deletions, shown to the command. */
+  layer(): Promise<SandboxLayer>;
+  /** Takes the command's changes as ordinary overlay changes; returns the paths changed. */
+  apply(changes: readonly SandboxChange[], startedAt: number): Promise<string[]>;
+}
+
+/** How one call runs in the sandbox; set per call by whoever decided it (the speculation gate). */
+export interface SandboxRun {
+  /** True: writes land in `target`. False: the workspace is read-only inside. */
+  writable: boolean;
+  target?: SandboxTarget;
+  /** A path a sandboxed command may not change (protected paths, TOOLS.md): the call becomes a boundary. */
+  isProtected?: (path: string) => boolean;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */
@@ -69,11 +95,18 @@ export interface ToolContext {
   fetch?: typeof fetch;
   /** Extra environment for shell commands. */
   shellEnv?: Record<string, string>;
+  /** Runs shell commands in namespaces over the overlay (SANDBOX.md); absent where it is turned off. */
+  shellSandbox?: ShellSandbox;
+  /** The sandbox's limits (speculate.sandbox.* settings); defaults: the shell's timeout, 256 MB written. */
+  sandboxLimits?: { timeoutMs: number; maxWriteBytes: number };
+  /** Set per call when the speculation gate decided `sandbox`. */
+  sandboxRun?: SandboxRun;
   /**
    * Set per call by whoever let the call run: true when it runs without the user's approval because
    * the shell classifier judged the command read-only (speculation; auto-edit and yolo in the main
    * chat). run_shell_command then runs it in the environment that verdict assumes: git's configured
-   * programs off, no PATH entry in the workspace. A command the user approved runs as they know it.
+   * programs off, no PATH entry in the workspace — and, where a sandbox is available, inside it with
+   * the workspace read-only and no network. A command the user approved runs as they know it.
    */
   approvedAsReadOnly?: boolean;
   /**
