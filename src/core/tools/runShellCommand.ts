@@ -5,6 +5,7 @@ import { toAbsolute } from '../fs/paths';
 import { readOnlyShellEnv } from '../process/readOnlyShellEnv';
 import { isShellCommandReadOnly } from '../shell';
 import type { Tool } from './types';
+import { runInSandbox, shellResultText } from './sandboxedShell';
 import { defineTool, displayPath, failure, oneLine, success } from './toolSupport';
 
 export interface ShellToolOptions {
@@ -45,7 +46,8 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const what = typeof args.description === 'string' && args.description.trim() !== '' ? args.description : args.command;
       return `${oneLine(what)}${where}`;
     },
-    async run(args, { fs, processRunner, shellEnv, approvedAsReadOnly, signal }) {
+    async run(args, context) {
+      const { fs, processRunner, shellEnv, approvedAsReadOnly, signal } = context;
       const command = args.string('command');
       args.optionalString('description');
       const requested = args.optionalString('directory');
@@ -56,6 +58,11 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       if (!processRunner) return failure('Shell commands are not available here (no process runner is configured).');
 
       const cwd = toAbsolute(fs.root, dir);
+      // The speculation gate decided `sandbox`: the command runs there or not at all.
+      if (context.sandboxRun) {
+        const ran = await runInSandbox({ command, cwd, context, purpose: 'speculation', timeoutMs, maxOutputBytes, run: context.sandboxRun });
+        return ran ?? { ok: false, output: '', boundary: 'the sandbox could not run it' };
+      }
       let env = environment(shellEnv);
       if (approvedAsReadOnly) {
         // Checked again here, where the real working directory is known and just before it runs:
@@ -64,6 +71,10 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
         if (!verdict.readOnly) {
           return failure(`The command was not run: it would run without approval, but here it is not read-only (${verdict.reason}). Ask the user to run it.`);
         }
+        // A second line behind the classifier: where a sandbox is available, the command runs in it
+        // with the workspace read-only and no network, so a misjudged command can neither write nor phone home.
+        const sandboxed = await runInSandbox({ command, cwd, context, purpose: 'unattended', timeoutMs, maxOutputBytes, run: { writable: false } });
+        if (sandboxed) return sandboxed;
         const safe = await readOnlyShellEnv({ env, workspaceRoot: fs.root });
         if (signal?.aborted) return failure('The command was cancelled before it started.');
         if (!safe.ok) {
@@ -74,18 +85,7 @@ export function createShellTool(options: ShellToolOptions = {}): Tool {
       const result = await processRunner.run(command, { cwd, timeoutMs, maxOutputBytes, signal, env });
       if (signal?.aborted) return failure('The command was cancelled and everything it started was stopped.');
 
-      const lines: string[] = [];
-      if (result.timedOut) {
-        lines.push(`The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped, with everything it started.`);
-      } else if (result.exitCode !== null) {
-        lines.push(`Exit code: ${result.exitCode}`);
-      } else {
-        lines.push(`The command was ended by signal ${result.signal ?? 'unknown'}.`);
-      }
-      const output = result.output.replace(/\s+$/, '');
-      lines.push(output === '' ? '(no output)' : `Output:\n${output}`);
-      if (result.truncated) lines.push(`[Output was longer than ${Math.round(maxOutputBytes / 1024)} KB; the middle was left out. Redirect to a file and read parts of it, or filter with grep/head/tail.]`);
-      const text = lines.join('\n');
+      const text = shellResultText(result, { timeoutMs, maxOutputBytes });
       return result.exitCode === 0 && !result.timedOut ? success(text) : failure(text);
     },
   });
