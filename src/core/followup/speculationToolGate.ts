@@ -1,5 +1,6 @@
 // The speculation tool gate (TOOLS.md): for each tool call the speculative loop wants to run, decide
-// allow (run as is), redirect (run against the overlay) or boundary (stop here; the user takes over).
+// allow (run as is), redirect (run against the overlay), sandbox (a shell command run in the
+// sandbox over the overlay, SANDBOX.md) or boundary (stop here; the user takes over).
 // Fail closed: anything the gate cannot place with certainty is a boundary, with a reason in words.
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import { PathOutsideWorkspaceError } from '../fs/workspaceFs';
@@ -8,6 +9,7 @@ import { findProtectedWrite } from '../tools';
 import type { Tool } from '../tools/types';
 import type { ApprovalMode } from '../chat/approvals';
 import type { ToolArgs } from '../messages';
+import type { CommandNeed } from '../sandbox/commandNeeds';
 
 export type { ApprovalMode };
 export type BoundaryType = 'shell' | 'edit' | 'denied_tool' | 'unknown_tool' | 'path' | 'limit';
@@ -22,6 +24,8 @@ export interface Boundary {
 export type GateDecision =
   | { decision: 'allow'; reason: string }
   | { decision: 'redirect'; reason: string }
+  /** writable: its writes land in the overlay; otherwise the workspace is read-only inside. */
+  | { decision: 'sandbox'; reason: string; writable: boolean }
   | { decision: 'boundary'; reason: string; boundary: Boundary };
 
 export interface GateContext {
@@ -34,6 +38,33 @@ export interface GateContext {
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   /** speculate.protectedPaths; TOOLS.md's defaults when absent. A write to one is a boundary in every mode. */
   protectedPaths?: ProtectedPaths;
+  /**
+   * Shell commands can run in the sandbox here (its probe passed); then `commandNeeds` says which
+   * still stop (network, a person, the git repository). Absent or false: today's rules.
+   */
+  sandboxAvailable?: boolean;
+  commandNeeds?: (command: string) => Promise<CommandNeed | null>;
+}
+
+const NEED_WORDS: Record<CommandNeed['kind'], string> = {
+  network: 'needs the network',
+  person: 'needs you',
+  'git-write': 'changes the git repository',
+};
+
+/** The shell rule with a sandbox (SANDBOX.md's table): everything runs inside but what needs the outside. */
+async function gateSandboxed(toolName: string, command: string, verdict: { readOnly: boolean; reason: string }, context: GateContext): Promise<GateDecision> {
+  let need: CommandNeed | null;
+  try {
+    need = context.commandNeeds ? await context.commandNeeds(command) : null;
+  } catch (error) {
+    return boundary('shell', toolName, `\`${command}\` could not be checked (${error instanceof Error ? error.message : String(error)})`);
+  }
+  if (need) return boundary('shell', toolName, `\`${command}\` ${NEED_WORDS[need.kind]} (${need.detail})`);
+  const writesAllowed = context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo';
+  if (writesAllowed) return { decision: 'sandbox', reason: verdict.readOnly ? 'read-only command, run in the sandbox over the speculation' : 'runs in the sandbox; its writes go into the overlay', writable: true };
+  if (verdict.readOnly) return { decision: 'sandbox', reason: 'read-only command, run in the sandbox with the workspace read-only', writable: false };
+  return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason}), which needs your approval in ${context.approvalMode} mode`);
 }
 
 function boundary(type: BoundaryType, tool: string, detail: string): GateDecision {
@@ -95,7 +126,7 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
       if (typeof command !== 'string' || command.trim() === '') {
         return boundary('shell', toolName, 'the command is missing');
       }
-      if (context.overlayHasWrites) {
+      if (!context.sandboxAvailable && context.overlayHasWrites) {
         // The command would read the real files, not the speculated edits: its answer would be stale.
         return boundary('shell', toolName, `\`${command}\` would not see the speculated edits`);
       }
@@ -105,6 +136,7 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
       } catch (error) {
         verdict = { readOnly: false, reason: `classifier failed: ${error instanceof Error ? error.message : String(error)}` };
       }
+      if (context.sandboxAvailable) return gateSandboxed(toolName, command, verdict, context);
       if (verdict.readOnly) return { decision: 'allow', reason: 'read-only command' };
       return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason})`);
     }
