@@ -6,7 +6,9 @@ import { describeProtected, ProtectedPathError } from '../fs/protectedPaths';
 import { EngineFault, PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
-import type { Tool, ToolContext } from '../tools/types';
+import { commandNeeds } from '../sandbox/commandNeeds';
+import type { SandboxAvailability, SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
+import type { SandboxRun, Tool, ToolContext } from '../tools/types';
 import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
@@ -25,6 +27,9 @@ export interface SpeculationOverlay extends WorkspaceFs {
   writtenFiles(): { path: string; kind: 'modified' | 'created' | 'deleted' }[];
   applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook }): Promise<ApplyResult>;
   cleanup(): Promise<void>;
+  /** What a sandboxed command sees of the speculation, and how its changes come back (SANDBOX.md). */
+  sandboxLayer(): Promise<SandboxLayer>;
+  applySandboxChanges(changes: readonly SandboxChange[], startedAt: number): Promise<string[]>;
 }
 
 export interface ApplyResult {
@@ -41,10 +46,12 @@ export interface ToolCallRecord {
   args: ToolArgs | null;
   rawArgs: string;
   summary: string;
-  decision: 'allow' | 'redirect' | 'boundary';
+  decision: 'allow' | 'redirect' | 'sandbox' | 'boundary';
   executed: boolean;
   ok: boolean | null;
   result: string | null;
+  /** Set when the call ran ahead in the sandbox: writable (over the overlay) or read-only, and the paths it changed. */
+  sandboxed?: { writable: boolean; changed: string[] };
 }
 
 export interface SpeculationSnapshot {
@@ -84,8 +91,10 @@ export interface SpeculationOptions {
   approvalMode: ApprovalMode;
   createOverlay: () => Promise<SpeculationOverlay>;
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
-  /** Ports for tools (process runner, lsp, shell env); fs and signal are the engine's. */
+  /** Ports for tools (process runner, lsp, shell env, the sandbox); fs and signal are the engine's. */
   toolContext?: Omit<ToolContext, 'fs' | 'signal'>;
+  /** A path a sandboxed command may not change without the user (protected paths): a boundary. */
+  isProtectedPath?: (path: string) => boolean;
   maxTurns?: number;
   maxMessages?: number;
   /** Predicts the input after this run (same prefix + the speculated turns); null = none. */
@@ -169,7 +178,11 @@ export class Speculation {
       suggestion: this.suggestion,
       status: this.status,
       boundary: this.boundary ? { ...this.boundary } : null,
-      toolCalls: this.toolCalls.map((record) => ({ ...record, args: record.args ? structuredClone(record.args) : null })),
+      toolCalls: this.toolCalls.map((record) => ({
+        ...record,
+        args: record.args ? structuredClone(record.args) : null,
+        ...(record.sandboxed ? { sandboxed: { writable: record.sandboxed.writable, changed: [...record.sandboxed.changed] } } : {}),
+      })),
       filesWritten: this.overlay?.writtenFiles() ?? [],
       messages: structuredClone(this.messages),
       pipelinedSuggestion: this.pipelinedSuggestion,
@@ -376,26 +389,49 @@ export class Speculation {
     } catch {
       record.summary = call.function.name;
     }
+    const sandbox = tool?.kind === 'shell' ? await this.sandboxAvailability() : undefined;
     const decision = await gateToolCall(call.function.name, tool, parsed.args, {
       approvalMode: this.options.approvalMode,
       fs: overlay,
       overlayHasWrites: overlay.writtenFiles().length > 0,
       classifyShell: this.options.classifyShell,
       protectedPaths: this.options.toolContext?.protectedPaths,
+      ...(sandbox ? { sandboxAvailable: sandbox.available, commandNeeds } : {}),
     });
     record.decision = decision.decision;
     if (decision.decision === 'boundary') {
-      this.boundaries.set(record.index, decision.boundary);
+      const stop = decision.boundary;
+      // Where the machine has no sandbox, say why commands stop here and what would change that.
+      if (stop.type === 'shell' && sandbox && !sandbox.available) {
+        stop.detail = `${stop.detail}. Commands that change files stop speculation here: ${sandbox.reason}.${sandbox.action ? ` ${sandbox.action}` : ''}`;
+      }
+      this.boundaries.set(record.index, stop);
       return record;
     }
     this.emit({ type: 'tool_start', record: { ...record } });
     try {
       // Nothing here was approved by the user: a shell command runs only because the gate found it
-      // read-only, so it runs in the environment that verdict assumes.
-      const result = await tool!.execute(parsed.args, { ...this.options.toolContext, fs: overlay, signal: this.controller.signal, approvedAsReadOnly: true });
+      // read-only (in the environment that verdict assumes), or in the sandbox over the overlay.
+      const sandboxRun = decision.decision === 'sandbox' ? this.sandboxRun(overlay, decision.writable) : undefined;
+      const result = await tool!.execute(parsed.args, {
+        ...this.options.toolContext,
+        fs: overlay,
+        signal: this.controller.signal,
+        approvedAsReadOnly: sandboxRun === undefined,
+        ...(sandboxRun ? { sandboxRun } : {}),
+      });
+      if (result.boundary !== undefined) {
+        // It ran, but not as it would for real (the sandbox was in its way): stop before it; the live agent runs it after Tab.
+        const command = typeof parsed.args.command === 'string' ? parsed.args.command : call.function.name;
+        record.decision = 'boundary';
+        this.boundaries.set(record.index, { type: 'shell', tool: call.function.name, detail: `\`${command}\` ${result.boundary}` });
+        this.emit({ type: 'tool_end', record: { ...record } });
+        return record;
+      }
       record.executed = true;
       record.ok = result.ok;
       record.result = result.output;
+      if (result.sandboxed) record.sandboxed = { writable: result.sandboxed.writable, changed: [...result.sandboxed.changed] };
       if (result.filesChanged?.length) this.filesChangedBy.set(call.id, [...result.filesChanged]);
     } catch (error) {
       if (error instanceof PathOutsideWorkspaceError) {
@@ -419,6 +455,26 @@ export class Speculation {
     }
     this.emit({ type: 'tool_end', record: { ...record } });
     return record;
+  }
+
+  /** Whether this machine's sandbox can run shell commands (probed once per process, cached); undefined: turned off. */
+  private async sandboxAvailability(): Promise<SandboxAvailability | undefined> {
+    const sandbox = this.options.toolContext?.shellSandbox;
+    if (!sandbox) return undefined;
+    try {
+      return await sandbox.probe();
+    } catch (error) {
+      return { available: false, reason: `its probe failed (${error instanceof Error ? error.message : String(error)})`, action: null };
+    }
+  }
+
+  /** How a `sandbox` decision runs: over this overlay (writable or read-only), protected paths kept out. */
+  private sandboxRun(overlay: SpeculationOverlay, writable: boolean): SandboxRun {
+    return {
+      writable,
+      target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
+      ...(this.options.isProtectedPath ? { isProtected: this.options.isProtectedPath } : {}),
+    };
   }
 
   /**
