@@ -1,15 +1,20 @@
-// `gate`: the speculation tool gate's decision (allow / redirect / boundary) for tool calls.
+// `gate`: the speculation tool gate's decision (allow / redirect / sandbox / boundary) for tool calls;
+// `sandbox` only where this machine's sandbox passes its probe (SANDBOX.md), else today's answer.
 import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { gateToolCall } from '../core/followup/speculationToolGate';
 import { NodeWorkspaceFs } from '../core/fs/nodeWorkspaceFs';
 import { toAbsolute } from '../core/fs/paths';
 import { isShellCommandReadOnly } from '../core/shell';
 import { createToolRegistry } from '../core/tools';
+import { commandNeeds } from '../core/sandbox/commandNeeds';
+import { cliShellSandbox } from './sandbox';
 import { InputError, processJsonLines, requireString, type JsonLinesIo } from './jsonLines';
 
 
 export async function runGate(io: JsonLinesIo): Promise<number> {
   const tools = createToolRegistry();
+  const sandbox = cliShellSandbox();
+  let sandboxAvailable: Promise<boolean> | undefined;
   const workspaces = new Map<string, Promise<NodeWorkspaceFs>>();
   const openWorkspace = (dir: string) => {
     let opened = workspaces.get(dir);
@@ -42,6 +47,7 @@ export async function runGate(io: JsonLinesIo): Promise<number> {
         const cwd = directory ? toAbsolute(fs.root, await fs.resolve(directory)) : fs.root;
         return isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd });
       },
+      ...(tools.get(tool)?.kind === 'shell' && sandbox ? { sandboxAvailable: await (sandboxAvailable ??= sandbox.probe().then((answer) => answer.available)), commandNeeds } : {}),
     });
     return { tool, decision: result.decision, reason: result.reason };
   });

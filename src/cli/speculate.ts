@@ -14,6 +14,7 @@ import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
 import { choice, parseOptions, positiveInteger } from './options';
+import { cliShellSandbox } from './sandbox';
 import { UsageError } from './usage';
 
 export interface SpeculateArgs {
@@ -135,7 +136,8 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
         return undefined;
       })
     : undefined;
-  const services = await openWorkspaceServices(args.workspace, args.stateDir ? { stateDir: args.stateDir } : {});
+  const shellSandbox = cliShellSandbox();
+  const services = await openWorkspaceServices(args.workspace, { ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(shellSandbox ? { toolContext: { shellSandbox } } : {}) });
   const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
   for (const warning of services.warnings) log(warning);
   // What the endpoint refuses (a field, a thinking switch) is remembered in the state folder, so
