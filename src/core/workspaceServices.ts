@@ -14,6 +14,7 @@ import { toAbsolute } from './fs/paths';
 import { isShellCommandReadOnly } from './shell';
 import { createToolRegistry } from './tools';
 import type { ToolContext } from './tools/types';
+import { sharedShellSandbox } from './sandbox';
 
 export interface WorkspaceServices {
   fs: NodeWorkspaceFs;
@@ -44,6 +45,8 @@ export interface WorkspaceServicesOptions {
   protectedPaths?: readonly string[];
   /** The engine's private state folder (its `locks/` hold the workspace locks); $XDG_STATE_HOME/speculate by default. */
   stateDir?: string;
+  /** The speculation sandbox (SANDBOX.md) as the settings say; absent: none (tests, hosts without the setting). */
+  sandbox?: SandboxSettings;
 }
 
 /**
@@ -59,6 +62,19 @@ async function openLock(root: string, stateDir: string, warnings: string[]): Pro
   }
 }
 
+export interface SandboxSettings {
+  enabled: boolean;
+  timeoutMs: number;
+  maxWriteBytes: number;
+}
+
+/** Puts this process's sandbox (or none) and its limits into a tool context; again whenever the settings change. */
+export function applySandboxSettings(toolContext: ToolContext, settings: SandboxSettings): void {
+  if (settings.enabled) toolContext.shellSandbox = sharedShellSandbox();
+  else delete toolContext.shellSandbox;
+  toolContext.sandboxLimits = { timeoutMs: settings.timeoutMs, maxWriteBytes: settings.maxWriteBytes };
+}
+
 export async function openWorkspaceServices(root: string, options: WorkspaceServicesOptions = {}): Promise<WorkspaceServices> {
   const warnings: string[] = [];
   const lock = await openLock(root, options.stateDir ?? defaultStateDir(), warnings);
@@ -66,6 +82,7 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
   const registry = createToolRegistry();
   const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
   const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs };
+  if (options.sandbox) applySandboxSettings(toolContext, options.sandbox);
   return {
     protectedPaths,
     lock,

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { SessionConfig, SessionEvent } from '../core/session';
 import { ChatSession } from '../core/session';
 import { SpeculateStats } from '../core/stats/speculateStats';
-import { openWorkspaceServices, type WorkspaceServices } from '../core/workspaceServices';
+import { applySandboxSettings, openWorkspaceServices, type SandboxSettings, type WorkspaceServices } from '../core/workspaceServices';
 import { urlTemplateSearchProvider } from '../core/tools/urlTemplateSearch';
 import { resolveInsideWorkspace } from '../core/fs/paths';
 import type { HostToWebview, WebviewToHost } from '../shared/protocol';
@@ -80,6 +80,8 @@ export class SpeculateController implements vscode.Disposable {
   private starting: Promise<ChatSession | undefined> | undefined;
   private readonly llm: SettingsLlmClient;
   private runInFs: string | undefined;
+  /** The sandbox's probe answer goes to the log once per window. */
+  private sandboxReported = false;
   /** The accept of a block the webview revealed on Tab, while it runs. */
   private revealing: Promise<void> | undefined;
   private readonly postEmitter = new vscode.EventEmitter<HostToWebview>();
@@ -190,10 +192,29 @@ export class SpeculateController implements vscode.Disposable {
     };
   }
 
+  private sandboxSettings(): SandboxSettings {
+    return { enabled: this.settings.sandboxEnabled, timeoutMs: this.settings.sandboxTimeoutMs, maxWriteBytes: this.settings.sandboxMaxWriteBytes };
+  }
+
+  /** Says once in the log whether shell commands run ahead in the sandbox here, and if not why and what to do. */
+  private reportSandbox(): void {
+    const sandbox = this.services?.toolContext.shellSandbox;
+    if (!sandbox || this.sandboxReported) return;
+    this.sandboxReported = true;
+    void sandbox.probe().then((answer) => {
+      if (answer.available) this.log(`Sandbox: shell commands run ahead in Linux namespaces over the speculation (${answer.backend}).`);
+      else this.log(`Sandbox not available: ${answer.reason}. Commands that change files stop speculation.${answer.action ? ` ${answer.action}` : ''}`);
+    });
+  }
+
   private onSettingsChanged(): void {
     this.settings = readSettings(this.trusted);
     this.services?.protectedPaths.update(this.settings.protectedPaths);
     this.chatSettings = readChatSettings(this.trusted);
+    if (this.services) {
+      applySandboxSettings(this.services.toolContext, this.sandboxSettings());
+      this.reportSandbox();
+    }
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
     void this.migrateLegacyKey();
@@ -252,11 +273,13 @@ export class SpeculateController implements vscode.Disposable {
         // Reads the setting on each search, so configuring it later needs no reload.
         webSearch: urlTemplateSearchProvider(() => this.settings.webSearchUrl),
       },
+      sandbox: this.sandboxSettings(),
     });
     this.services = services;
     const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);
     if (!checkpoints.store) this.presenter.notice(`Checkpoints are off in this window (${checkpoints.error}); changes cannot be undone from the chat.`, { tone: 'warning' });
     for (const warning of services.warnings) this.deps.output.warn(warning);
+    this.reportSandbox();
     const session = new ChatSession({
       llm: this.llm,
       config: this.sessionConfig(),
@@ -590,6 +613,11 @@ export class SpeculateController implements vscode.Disposable {
     const session = this.session;
     const snapshot = session?.currentSpeculation;
     const folder = vscode.workspace.workspaceFolders?.[0];
+    // A changed path on a tool card after Tab: the change is in the workspace now, so show the file.
+    if (path && !snapshot?.filesWritten.some((file) => file.path === path)) {
+      await this.openFile(path);
+      return;
+    }
     if (!snapshot || !folder) {
       void vscode.window.showInformationMessage('Speculate: no speculation is running, so there is nothing to preview.');
       return;

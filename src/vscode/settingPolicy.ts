@@ -16,6 +16,7 @@ export const USER_ONLY_SETTINGS = {
   'speculate.protectedPaths': 'it decides which files an edit may change without asking you',
   'speculate.checkpoints.maxAgeDays': 'it decides when your undo history is deleted',
   'speculate.checkpoints.maxSizeMB': 'it decides when your undo history is deleted',
+  'speculate.sandbox.enabled': 'it decides whether commands that run without asking are contained',
 } as const satisfies Record<string, string>;
 
 export type UserOnlySetting = keyof typeof USER_ONLY_SETTINGS;
@@ -24,7 +25,13 @@ export type UserOnlySetting = keyof typeof USER_ONLY_SETTINGS;
  * Settings a trusted workspace may lower but never raise: a workspace can switch speculation off
  * or shorten it, never switch on what the user switched off (speculation runs tools unattended).
  */
-export const NARROW_ONLY_SETTINGS = ['speculate.speculation.enabled', 'speculate.speculation.maxTurns', 'speculate.speculation.maxMessages'] as const;
+export const NARROW_ONLY_SETTINGS = [
+  'speculate.speculation.enabled',
+  'speculate.speculation.maxTurns',
+  'speculate.speculation.maxMessages',
+  'speculate.sandbox.timeoutSeconds',
+  'speculate.sandbox.maxWriteMegabytes',
+] as const;
 
 /** What VS Code's `WorkspaceConfiguration.inspect()` returns, as far as these rules read it. */
 export interface Inspection {

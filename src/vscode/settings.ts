@@ -24,6 +24,9 @@ export interface SpeculateSettings {
   azureApiVersion: string;
   /** Globs of protected paths (speculate.protectedPaths); TOOLS.md's list by default. */
   protectedPaths: string[];
+  sandboxEnabled: boolean;
+  sandboxTimeoutMs: number;
+  sandboxMaxWriteBytes: number;
 }
 
 
@@ -60,6 +63,9 @@ export function readSettings(trusted: boolean): SpeculateSettings {
     webSearchUrl: asString(user('speculate.webSearchUrl')),
     azureApiVersion: asString(restricted('azureApiVersion')),
     protectedPaths: asStringList(user('speculate.protectedPaths'), DEFAULT_PROTECTED_PATHS),
+    sandboxEnabled: asBoolean(true)(user('speculate.sandbox.enabled')),
+    sandboxTimeoutMs: narrowedValue(inspect('sandbox.timeoutSeconds'), trusted, clamped(5, 3600, 120), Math.min) * 1000,
+    sandboxMaxWriteBytes: narrowedValue(inspect('sandbox.maxWriteMegabytes'), trusted, clamped(1, 4096, 256), Math.min) * 1024 * 1024,
   };
 }
 

@@ -13,6 +13,7 @@ function settingsFor(baseUrl: string): SpeculateSettings {
   return {
     baseUrl, model: 'scripted-model', fastModel: '', approvalMode: 'default', suggestionsEnabled: true, speculationEnabled: true,
     maxTurns: 20, maxMessages: 100, enterAcceptsSuggestion: false, prefixCaching: 'none', requestTimeoutMs: 60_000, webSearchUrl: '', azureApiVersion: '', protectedPaths: [],
+    sandboxEnabled: true, sandboxTimeoutMs: 120_000, sandboxMaxWriteBytes: 256 * 1024 * 1024,
   };
 }
 
