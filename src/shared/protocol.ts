@@ -44,6 +44,8 @@ export interface ToolCallView {
   status: ToolCallStatus;
   /** What the tool returned (or why it failed); the webview folds long results. */
   result?: string;
+  /** A shell command that ran ahead in the sandbox: over the speculation (writable) or read-only, and the paths it changed. */
+  sandbox?: { writable: boolean; changed: string[] };
 }
 
 export type ApprovalDecision = 'allow' | 'deny' | 'always';
@@ -493,6 +495,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
   summary: isString,
   status: oneOf(['running', 'ok', 'error', 'denied', 'refused', 'cancelled', 'pending-approval'] as const),
   result: optional(isString),
+  sandbox: optional(shape({ writable: isBoolean, changed: arrayOf(isString) })),
 });
 
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);

@@ -146,6 +146,7 @@ export function itemsFromMessages(
           summary: record?.summary || call.function.name,
           status: record?.ok === false ? 'error' : 'ok',
           ...(result !== undefined ? { result: clip(result) } : {}),
+          ...(record?.sandboxed ? { sandbox: { writable: record.sandboxed.writable, changed: [...record.sandboxed.changed] } } : {}),
         };
       });
       items.push({ kind: 'toolGroup', id: nextId(), calls, done: true, ...(speculated ? { speculated } : {}) });
@@ -643,7 +644,7 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'tool_start':
         return this.handleChat({ type: 'tool_call_started', callId: event.record.id, name: event.record.name, args: event.record.args, summary: event.record.summary }, true);
       case 'tool_end':
-        return this.handleChat(
+        this.handleChat(
           {
             type: 'tool_call_finished',
             callId: event.record.id,
@@ -655,6 +656,8 @@ export class ChatPresenter implements ApprovalPrompter {
           },
           true,
         );
+        if (event.record.sandboxed) this.markSandboxed(event.record.id, event.record.sandboxed);
+        return;
       case 'status':
         return;
     }
@@ -740,6 +743,14 @@ export class ChatPresenter implements ApprovalPrompter {
       group.calls.push(call);
       this.post({ type: 'toolCallUpdate', groupId: group.id, call });
     }
+  }
+
+  /** A call that ran ahead in the sandbox: its card says so and lists what it changed. */
+  private markSandboxed(callId: string, sandboxed: { writable: boolean; changed: string[] }): void {
+    const found = this.findCall(callId);
+    if (!found) return;
+    found.group.calls[found.index] = { ...found.group.calls[found.index], sandbox: { writable: sandboxed.writable, changed: [...sandboxed.changed] } };
+    this.post({ type: 'toolCallUpdate', groupId: found.group.id, call: found.group.calls[found.index] });
   }
 
   private setCallStatus(callId: string, status: ToolCallStatus): void {

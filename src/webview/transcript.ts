@@ -564,7 +564,7 @@ export class Transcript {
   }
 
   private putCall(entry: GroupEntry, call: ToolCallView): void {
-    const row = renderToolCall(call);
+    const row = renderToolCall(call, (path) => this.actions.post({ type: 'previewChanges', path }));
     const existing = entry.rows.get(call.callId);
     // Keep an open fold open when its call updates.
     const wasOpen = existing?.querySelector('details')?.open === true;
@@ -626,7 +626,25 @@ export class Transcript {
   }
 }
 
-function renderToolCall(call: ToolCallView): HTMLElement {
+/** "Ran ahead in the sandbox", and each path it changed as a link to its diff (through speculation:). */
+function renderSandboxNote(sandbox: NonNullable<ToolCallView['sandbox']>, openDiff: (path: string) => void): HTMLElement {
+  const where = sandbox.writable ? 'Ran ahead in the sandbox' : 'Ran in the sandbox (workspace read-only, no network)';
+  const note = h('div', { class: 'tool-sandbox' }, icon('shield'), h('span', {}, where));
+  if (!sandbox.writable) return note;
+  if (sandbox.changed.length === 0) {
+    note.append(h('span', { class: 'tool-sandbox-none' }, ' · changed no file'));
+    return note;
+  }
+  const files = h('span', { class: 'tool-sandbox-files' }, ' · changed ');
+  sandbox.changed.forEach((path, index) => {
+    if (index > 0) files.append(', ');
+    files.append(button(path, () => openDiff(path), { class: 'link-button tool-sandbox-file', title: `Show the change to ${path}`, 'data-path': path }));
+  });
+  note.append(files);
+  return note;
+}
+
+function renderToolCall(call: ToolCallView, openDiff: (path: string) => void): HTMLElement {
   const status = h('span', { class: 'tool-status' }, icon(STATUS_ICON[call.status], call.status === 'running' ? 'spin' : ''), srOnly(`${STATUS_TEXT[call.status]}: `));
   const head = h(
     'div',
@@ -636,6 +654,7 @@ function renderToolCall(call: ToolCallView): HTMLElement {
     call.summary ? h('span', { class: 'tool-summary', title: call.summary }, call.summary) : null,
   );
   const row = h('li', { class: `tool-call status-${call.status}`, 'data-call-id': call.callId, 'data-status': call.status }, head);
+  if (call.sandbox) append(row, renderSandboxNote(call.sandbox, openDiff));
   const result = call.result ?? '';
   if (result.trim() !== '') {
     const lines = result.replace(/\n+$/, '').split('\n');
