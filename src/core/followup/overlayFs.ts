@@ -304,7 +304,7 @@ export class OverlayFs implements WorkspaceFs {
    * of it, else the real file — unless that changed after `startedAt` (for a file that was absent,
    * its nearest folder), and then accept asks rather than overwrite. All or nothing: a path the
    * overlay cannot place as itself is refused before anything changes; a storage failure undoes
-   * what this call did. Returns the paths changed.
+   * what this call did; so is a protected path (ProtectedPathError). Returns the paths changed.
    */
   async applySandboxChanges(changes: readonly SandboxChange[], startedAt: number): Promise<string[]> {
     return this.lock.exclusive(async () => {
@@ -313,6 +313,8 @@ export class OverlayFs implements WorkspaceFs {
         if ((await this.resolve(change.path)) !== change.path) {
           throw new PathOutsideWorkspaceError(change.path, 'was changed by the command through a symlink, which the speculation cannot carry over');
         }
+        // A command may not slip a protected file (.vscode/tasks.json, .env, …) into the speculation either.
+        this.assertUnprotected(change.path, change.path);
       }
       const savedEntries = new Map(this.entries);
       const savedDirs = new Set(this.deletedDirs);

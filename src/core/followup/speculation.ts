@@ -93,8 +93,6 @@ export interface SpeculationOptions {
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   /** Ports for tools (process runner, lsp, shell env, the sandbox); fs and signal are the engine's. */
   toolContext?: Omit<ToolContext, 'fs' | 'signal'>;
-  /** A path a sandboxed command may not change without the user (protected paths): a boundary. */
-  isProtectedPath?: (path: string) => boolean;
   maxTurns?: number;
   maxMessages?: number;
   /** Predicts the input after this run (same prefix + the speculated turns); null = none. */
@@ -468,13 +466,9 @@ export class Speculation {
     }
   }
 
-  /** How a `sandbox` decision runs: over this overlay (writable or read-only), protected paths kept out. */
+  /** How a `sandbox` decision runs: over this overlay (writable or read-only); the overlay refuses protected paths. */
   private sandboxRun(overlay: SpeculationOverlay, writable: boolean): SandboxRun {
-    return {
-      writable,
-      target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
-      ...(this.options.isProtectedPath ? { isProtected: this.options.isProtectedPath } : {}),
-    };
+    return { writable, target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) } };
   }
 
   /**

@@ -89,8 +89,6 @@ async function settle(result: SandboxResult, input: SandboxedShellInput, limits:
     const detail = problem.kind === 'too-large' ? `${problem.detail} (the limit is speculate.sandbox.maxWriteMegabytes, ${formatBytes(limits.maxWriteBytes)})` : problem.detail;
     return boundaryResult(detail, text);
   }
-  const blockedPath = run.isProtected ? result.changes.find((change) => run.isProtected!(change.path)) : undefined;
-  if (blockedPath) return boundaryResult(`it changes ${blockedPath.path}, a protected file that needs your approval`, text);
   const changed = run.writable && run.target ? await run.target.apply(result.changes, result.startedAt) : [];
   const note = result.timedOut && run.writable ? '\n[What it had changed when it was stopped was dropped.]' : '';
   const tool: ToolResult = result.exitCode === 0 && !result.timedOut ? success(text + note, changed.length > 0 ? changed : undefined) : { ...failure(text + note), ...(changed.length > 0 ? { filesChanged: changed } : {}) };

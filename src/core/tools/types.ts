@@ -57,8 +57,6 @@ export interface SandboxRun {
   /** True: writes land in `target`. False: the workspace is read-only inside. */
   writable: boolean;
   target?: SandboxTarget;
-  /** A path a sandboxed command may not change (protected paths, TOOLS.md): the call becomes a boundary. */
-  isProtected?: (path: string) => boolean;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */

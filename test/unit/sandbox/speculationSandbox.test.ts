@@ -167,6 +167,16 @@ describe('speculation with the sandbox (real namespaces)', function () {
     assert.deepEqual(await sandboxLeftovers(), []);
   });
 
+  it('a command that writes a protected file (.vscode/tasks.json, .env) stops the run there, and nothing of it is kept', async () => {
+    await setUp({ 'a.txt': 'a\n' });
+    world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: 'echo ok > b.txt && mkdir -p .vscode && echo "{}" > .vscode/tasks.json' } }] }, { text: 'never' }]);
+    const final = await world.speculate('set up tasks').done;
+    assert.equal(final.status, 'boundary');
+    assert.match(final.boundary?.detail ?? '', /\.vscode\/tasks\.json is a protected file/);
+    assert.deepEqual(final.filesWritten, [], 'the whole run is left out, b.txt too');
+    assert.deepEqual(final.toolCalls.map((c) => [c.decision, c.executed]), [['boundary', false]]);
+  });
+
   it('without a sandbox (a failing probe) the run stops as before, and says why and what to do', async () => {
     await setUp({ 'a.txt': 'a\n' }, new UnavailableSandbox("Ubuntu's AppArmor policy forbids unprivileged user namespaces", 'Allow them with `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`.'));
     world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: 'npm test' } }] }, { text: 'never' }]);
