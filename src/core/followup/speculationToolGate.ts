@@ -60,7 +60,7 @@ async function gateSandboxed(toolName: string, command: string, verdict: { readO
   } catch (error) {
     return boundary('shell', toolName, `\`${command}\` could not be checked (${error instanceof Error ? error.message : String(error)})`);
   }
-  if (need) return boundary('shell', toolName, `\`${command}\` ${NEED_WORDS[need.kind]} (${need.detail})`);
+  if (need) return boundary('shell', toolName, `\`${command}\` ${NEED_WORDS[need.kind]}: ${need.detail}`);
   const writesAllowed = context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo';
   if (writesAllowed) return { decision: 'sandbox', reason: verdict.readOnly ? 'read-only command, run in the sandbox over the speculation' : 'runs in the sandbox; its writes go into the overlay', writable: true };
   if (verdict.readOnly) return { decision: 'sandbox', reason: 'read-only command, run in the sandbox with the workspace read-only', writable: false };

@@ -87,16 +87,16 @@ function needOfArgv(words: (string | undefined)[], inner: (script: string) => Co
     return skip < 0 ? null : needOfArgv(rest.slice(skip), inner);
   }
   if ((program === 'bash' || program === 'sh' || program === 'dash' || program === 'zsh') && args[0] === '-c' && rest[1] !== undefined) return inner(rest[1]);
-  if (PERSON_PROGRAMS.has(program)) return { kind: 'person', detail: `${program} needs you at a terminal` };
-  if (NETWORK_PROGRAMS.has(program)) return { kind: 'network', detail: `${program} reaches the network` };
+  if (PERSON_PROGRAMS.has(program)) return { kind: 'person', detail: `${program} waits for someone at a terminal` };
+  if (NETWORK_PROGRAMS.has(program)) return { kind: 'network', detail: `${program} talks to other machines` };
   if (program === 'git') return gitNeed(args);
   if ((program === 'python' || program === 'python3') && args[0] === '-m' && (args[1] === 'pip' || args[1] === 'pip3')) return needOfArgv(args.slice(1), inner);
   const subcommands = NETWORK_SUBCOMMANDS[program];
   if (subcommands) {
     const sub = args.find((arg) => !arg.startsWith('-') || program === 'pacman');
     // `yarn` alone installs.
-    if (sub === undefined && program === 'yarn') return { kind: 'network', detail: 'yarn installs packages from the network' };
-    if (sub !== undefined && subcommands.has(sub)) return { kind: 'network', detail: `${program} ${sub} reaches the network` };
+    if (sub === undefined && program === 'yarn') return { kind: 'network', detail: 'yarn installs packages from a registry' };
+    if (sub !== undefined && subcommands.has(sub)) return { kind: 'network', detail: `${program} ${sub} downloads or publishes packages` };
   }
   return null;
 }
@@ -131,7 +131,7 @@ function gitNeed(args: string[]): CommandNeed | null {
         return false;
     }
   })();
-  return writes ? { kind: 'git-write', detail: `git ${sub} changes the repository` } : null;
+  return writes ? { kind: 'git-write', detail: `git ${sub} writes to .git` } : null;
 }
 
 /** The words of a `command` node, literal where they can be known. */
@@ -151,7 +151,7 @@ function scan(script: ParsedScript, node: SyntaxNode, inner: (source: string) =>
     if (need) return need;
   }
   if (node.type === 'for_statement' && node.children.some((child) => !child.named && child.type === 'select')) {
-    return { kind: 'person', detail: 'select reads a choice from the terminal' };
+    return { kind: 'person', detail: 'select waits for a choice at the terminal' };
   }
   for (const child of node.children) {
     const need = scan(script, child, inner);
