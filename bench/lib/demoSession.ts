@@ -1,0 +1,97 @@
+// Replays the recorded demo session (test/fixtures/recorded/demo-tab-session.json) on a ChatSession,
+// waiting for what a user would wait for: typed turns, Tab on a ready speculation, the next run.
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import type { ApprovalMode } from '../../src/core/chat/approvals';
+import { ACCEPT_DEBOUNCE_MS } from '../../src/core/followup/followupState';
+import type { SpeculationSnapshot } from '../../src/core/followup/speculation';
+import type { ChatSession, SessionEvent } from '../../src/core/session';
+
+const STEP_TIMEOUT_MS = 60_000;
+/** A Tab sooner than ACCEPT_DEBOUNCE_MS after the suggestion appeared is ignored, as for a user. */
+const TAB_AFTER_SHOWN_MS = ACCEPT_DEBOUNCE_MS + 50;
+
+export interface RecordedSession {
+  approvalMode: ApprovalMode;
+  steps: Array<{ submit?: string; tab?: boolean; then?: 'speculation' }>;
+}
+
+export function loadDemoSession(): RecordedSession {
+  return JSON.parse(readFileSync(path.join(process.cwd(), 'test/fixtures/recorded/demo-tab-session.json'), 'utf8')) as RecordedSession;
+}
+
+/** Follows the session's events so the replay can wait for what a user would wait for. */
+export class SessionWatcher {
+  suggestion: string | null = null;
+  /** When the current suggestion appeared (Date.now()). */
+  suggestionShownAt = 0;
+  speculation: SpeculationSnapshot | null = null;
+  /** Every run's last snapshot, in the order they finished (ready, boundary, failed, aborted). */
+  readonly finishedSnapshots: SpeculationSnapshot[] = [];
+  /** Ids of the runs accepted with Tab. */
+  readonly accepted: string[] = [];
+  private readonly finished = new Set<string>();
+  private readonly waiters = new Set<() => void>();
+
+  constructor(session: ChatSession, private readonly label: string) {
+    session.subscribe((event: SessionEvent) => {
+      if (event.type === 'suggestion') {
+        this.suggestion = event.text;
+        this.suggestionShownAt = Date.now();
+      }
+      if (event.type === 'speculation') {
+        this.speculation = event.snapshot;
+        if (event.snapshot && event.snapshot.status !== 'running' && !this.finished.has(event.snapshot.id)) {
+          this.finished.add(event.snapshot.id);
+          this.finishedSnapshots.push(event.snapshot);
+        }
+      }
+      if (event.type === 'speculation_accepted') this.accepted.push(event.runId);
+      for (const waiter of [...this.waiters]) waiter();
+    });
+  }
+
+  /** Ids of the runs that have finished so far. */
+  finishedRuns(): Set<string> {
+    return new Set(this.finished);
+  }
+
+  /** The first run that finished and is not in `before`. */
+  newlyFinished(before: Set<string>): string | undefined {
+    return [...this.finished].find((id) => !before.has(id));
+  }
+
+  until(condition: () => boolean, what: string): Promise<void> {
+    if (condition()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.delete(check);
+        reject(new Error(`${this.label}: timed out waiting for ${what}`));
+      }, STEP_TIMEOUT_MS);
+      const check = () => {
+        if (!condition()) return;
+        clearTimeout(timer);
+        this.waiters.delete(check);
+        resolve();
+      };
+      this.waiters.add(check);
+    });
+  }
+}
+
+/** Plays the recorded steps: typed turns, Tab on each ready speculation, waits after each step as recorded. */
+export async function replaySession(session: ChatSession, recorded: RecordedSession, watcher: SessionWatcher, label: string): Promise<void> {
+  for (const step of recorded.steps) {
+    const before = watcher.finishedRuns();
+    if (step.submit !== undefined) {
+      const outcome = await session.submit(step.submit);
+      if (outcome?.status !== 'done') throw new Error(`${label}: "${step.submit}" ended ${outcome?.status ?? 'without a turn'}`);
+    } else if (step.tab) {
+      await watcher.until(() => watcher.suggestion !== null && watcher.speculation?.status === 'completed', 'a ready speculation to accept');
+      const wait = watcher.suggestionShownAt + TAB_AFTER_SHOWN_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      await session.acceptSuggestion('tab');
+    }
+    if (step.then === 'speculation') await watcher.until(() => watcher.newlyFinished(before) !== undefined, `the speculation after step ${JSON.stringify(step)}`);
+  }
+}
