@@ -1,7 +1,8 @@
-// The speculation sandbox's costs (SANDBOX.md): start overhead per command against a plain
+// The speculation sandbox's costs and gains (SANDBOX.md): start overhead per command against a plain
 // `bash -c` measured in the same run, making 0 / 10 / 1000 earlier overlay writes visible to the
-// command, and reading back 1 / 100 / 10 000 files the command changed.
-import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+// command, reading back 1 / 100 / 10 000 files the command changed, and on the recorded demo session
+// the share of suggestions that run ahead to the end without a boundary, with and without it.
+import { cp, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,6 +10,13 @@ import { NodeProcessRunner } from '../../src/core/process/nodeProcessRunner';
 import { LinuxSandbox } from '../../src/core/sandbox/linuxSandbox';
 import { readBack } from '../../src/core/sandbox/readback';
 import type { SandboxLayer, SandboxRunRequest } from '../../src/core/sandbox/shellSandbox';
+import { startSpeculation, type SpeculationSnapshot } from '../../src/core/followup/speculation';
+import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
+import { ChatSession } from '../../src/core/session';
+import { openWorkspaceServices } from '../../src/core/workspaceServices';
+import { demoReply } from '../../test/fixtures/scripted/demoScript';
+import { ScriptedServer } from '../../test/fixtures/scriptedServer';
+import { loadDemoSession, replaySession, SessionWatcher } from '../lib/demoSession';
 import type { Figure } from '../types';
 
 const START_SAMPLES = 41;
@@ -43,6 +51,76 @@ async function makeLayer(dir: string, count: number): Promise<SandboxLayer> {
     files.push({ path: `src/pkg${Math.floor(i / 100)}/file${i}.ts`, contentPath, mode: 0o644 });
   }
   return { files, deletedFiles: [], deletedDirs: [] };
+}
+
+/** Suggestions the demo model makes that need a shell command: they finish only with the sandbox. */
+const SHELL_SUGGESTIONS = ['run the tests', 'build it'];
+
+interface DemoOutcome {
+  /** Every speculation of the session that ran to an end of its own (ready, boundary or failed; not aborted). */
+  runs: SpeculationSnapshot[];
+  accepted: Set<string>;
+  /** The final status of a speculation of each SHELL_SUGGESTIONS after the session. */
+  shellRuns: { suggestion: string; status: string }[];
+}
+
+/** The recorded demo session on a ChatSession with the demo model, with or without the sandbox. */
+async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutcome> {
+  const scratch = path.join(base, withSandbox ? 'demo-with-sandbox' : 'demo-without-sandbox');
+  const workspace = path.join(scratch, 'workspace');
+  const tmpRoot = path.join(scratch, 'tmp');
+  await cp(path.join(process.cwd(), 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+  await mkdir(tmpRoot, { recursive: true });
+  const recorded = loadDemoSession();
+  // The demo model without its pacing: only what finishes counts here, not how fast.
+  const server = new ScriptedServer({ script: (request) => ({ ...demoReply(request.body ?? {}), latencyMs: 0, tokensPerSecond: undefined }) });
+  await server.start();
+  let session: ChatSession | undefined;
+  try {
+    const shellSandbox = withSandbox ? new LinuxSandbox({ tmpRoot, hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(scratch, 'home'), LANG: 'C.UTF-8' } }) : undefined;
+    const services = await openWorkspaceServices(workspace, { tmpRoot, ...(shellSandbox ? { toolContext: { shellSandbox } } : {}) });
+    const llm = new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'bench' });
+    session = new ChatSession({
+      llm,
+      config: { model: 'scripted-model', fastModel: '', approvalMode: recorded.approvalMode, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 },
+      systemPrompt: services.systemPrompt,
+      tools: services.tools,
+      toolContext: services.toolContext,
+      prompter: { request: async () => 'deny' },
+      classifyShell: services.classifyShell,
+      createOverlay: services.createOverlay,
+    });
+    const watcher = new SessionWatcher(session, 'sandbox bench');
+    await replaySession(session, recorded, watcher, 'sandbox bench');
+    const params = session.cacheSafeParams;
+    if (!params) throw new Error('sandbox bench: the session saved no CacheSafeParams');
+    const shellRuns: DemoOutcome['shellRuns'] = [];
+    for (const suggestion of SHELL_SUGGESTIONS) {
+      const run = startSpeculation(suggestion, { llm, params, tools: services.tools, approvalMode: recorded.approvalMode, createOverlay: services.createOverlay, classifyShell: services.classifyShell, toolContext: services.toolContext });
+      shellRuns.push({ suggestion, status: (await run.done).status });
+      await run.abort();
+    }
+    return { runs: watcher.finishedSnapshots.filter((run) => run.status !== 'aborted'), accepted: new Set(watcher.accepted), shellRuns };
+  } finally {
+    await session?.dispose();
+    await server.close();
+  }
+}
+
+function demoFigures(without: DemoOutcome, withSandbox: DemoOutcome): Figure[] {
+  const share = (runs: SpeculationSnapshot[]) => (runs.length === 0 ? 0 : (100 * runs.filter((run) => run.status === 'completed').length) / runs.length);
+  const describe = (outcome: DemoOutcome) =>
+    outcome.runs.map((run) => `"${run.suggestion}" ${run.status === 'completed' ? 'ready' : run.status}${outcome.accepted.has(run.id) ? ' (Tab)' : ''}`).join(', ');
+  const acceptedOf = (outcome: DemoOutcome) => outcome.runs.filter((run) => outcome.accepted.has(run.id));
+  const shell = (outcome: DemoOutcome) => outcome.shellRuns.filter((run) => run.status === 'completed').length;
+  return [
+    { name: 'demo session: suggestions that run ahead to the end, without the sandbox', unit: '%', samples: [share(without.runs)], note: describe(without) },
+    { name: 'demo session: suggestions that run ahead to the end, with the sandbox', unit: '%', samples: [share(withSandbox.runs)], target: '"run the tests" finishes', note: describe(withSandbox) },
+    { name: 'demo session: accepted (Tab) suggestions that finished without a boundary, without the sandbox', unit: '%', samples: [share(acceptedOf(without))], note: 'the recording tabs only ready runs; at a boundary the user typed instead' },
+    { name: 'demo session: accepted (Tab) suggestions that finished without a boundary, with the sandbox', unit: '%', samples: [share(acceptedOf(withSandbox))] },
+    { name: '"run the tests" and "build it" after the session that finish, without the sandbox', unit: 'count', samples: [shell(without)], note: without.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
+    { name: '"run the tests" and "build it" after the session that finish, with the sandbox', unit: 'count', samples: [shell(withSandbox)], target: 'both (2)', note: withSandbox.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
+  ];
 }
 
 export default async function sandbox(): Promise<Figure[]> {
@@ -111,12 +189,15 @@ export default async function sandbox(): Promise<Figure[]> {
       readbackFigures.push({ name: `reading back ${size} changed files`, unit: 'ms', samples, note: `walk of the upper folder, one write per new file (${READBACK_SAMPLES} samples)` });
     }
 
+    const demo = demoFigures(await replayDemo(base, false), await replayDemo(base, true));
+
     return [
       { name: 'sandboxed `true`, whole run', unit: 'ms', samples: sandboxed, note: `probe done; namespaces, mounts, keeper, read-back and clean-up (${START_SAMPLES} samples)` },
       { name: 'plain `bash -c true` (same run, interleaved)', unit: 'ms', samples: plain, note: 'NodeProcessRunner, the floor' },
       { name: 'sandbox start overhead over plain bash -c', unit: 'ms', samples: overhead, target: '≤ 30 ms median', note: `median ratio ${(median(sandboxed) / median(plain)).toFixed(1)}x` },
       ...layerFigures,
       ...readbackFigures,
+      ...demo,
     ];
   } finally {
     await rm(base, { recursive: true, force: true });
