@@ -1,8 +1,8 @@
 // Reads what a sandboxed command changed out of its overlay upper folder: regular files are writes
 // (mode kept), 0/0 character devices deletions, and a folder whose old entries vanished from the
 // merged view is one the command replaced (opaque). Symlinks, special files and .git changes are problems.
-import { chmod, lstat, readdir, readFile, readlink } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { sameIndexEntries } from './gitIndex';
 import type { SandboxChange, SandboxProblem } from './shellSandbox';
@@ -34,19 +34,18 @@ function kindOf(info: Stats): Kind {
   return 'special';
 }
 
-async function lstatOrUndefined(file: string): Promise<Stats | undefined> {
-  try {
-    return await lstat(file);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw error;
-  }
+/** The kind a directory entry names; a character device in the layer is one of our whiteouts. */
+function kindOfEntry(entry: Dirent, inLayer: boolean): Kind {
+  if (entry.isFile()) return 'file';
+  if (entry.isDirectory()) return 'directory';
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isCharacterDevice() && inLayer) return 'whiteout';
+  return 'special';
 }
 
-async function listOrEmpty(dir: string): Promise<string[]> {
+function entriesOrEmpty(dir: string): Dirent[] {
   try {
-    return await readdir(dir);
+    return readdirSync(dir, { withFileTypes: true });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return [];
@@ -54,76 +53,82 @@ async function listOrEmpty(dir: string): Promise<string[]> {
   }
 }
 
+function lstatOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
+}
+
 const join = (dir: string, name: string) => (dir === '' ? name : `${dir}/${name}`);
+const parentOf = (file: string) => (file.includes('/') ? file.slice(0, file.lastIndexOf('/')) : '');
+const nameOf = (file: string) => file.slice(file.lastIndexOf('/') + 1);
+const under = (root: string, file: string) => (file === '' ? root : path.join(root, ...file.split('/')));
 
 function isGitPath(file: string): boolean {
   return file.split('/').includes('.git');
 }
 
+interface Shown {
+  kind: Kind;
+  /** Where that version lives: in the layer or in the real workspace. */
+  at: string;
+}
+
 /**
- * The workspace as the command was shown it (the layer over the real files), asked path by path.
- * The real side is read now, after the command: a user's change during the command shows here and
- * is caught by the accept's conflict check (the caller records it as changed since the start).
+ * The workspace as the command was shown it (the layer over the real files), one folder listing
+ * at a time (cached): a layer entry wins over the real one of its name, a whiteout hides it. The
+ * real side is read now, after the command; a user's change during the command shows here and is
+ * caught by the accept's conflict check (the overlay records it as changed since the start).
  */
 class ShownView {
+  private readonly listings = new Map<string, Map<string, Shown> | null>();
+
   constructor(private readonly layer: string | undefined, private readonly realRoot: string) {}
 
-  private inLayer(file: string): string | undefined {
-    return this.layer === undefined ? undefined : path.join(this.layer, ...file.split('/'));
+  /** What was at a path, or undefined when nothing was. */
+  locate(file: string): Shown | undefined {
+    if (file === '') return { kind: 'directory', at: this.realRoot };
+    return this.listing(parentOf(file))?.get(nameOf(file));
   }
 
-  /** Where the shown version of a path lives, and what it is; undefined when it was absent. */
-  async locate(file: string): Promise<{ at: string; kind: Kind } | undefined> {
-    // Walk down: a whiteout or a non-folder in the layer on the way hides the real files below.
-    const parts = file === '' ? [] : file.split('/');
-    for (let i = 1; i <= parts.length; i++) {
-      const prefix = parts.slice(0, i).join('/');
-      const layered = this.inLayer(prefix);
-      const info = layered ? await lstatOrUndefined(layered) : undefined;
-      if (!info) continue;
-      const kind = kindOf(info);
-      if (kind === 'whiteout') return undefined;
-      if (kind !== 'directory') return i === parts.length ? { at: layered!, kind } : undefined;
-      if (i === parts.length) return { at: layered!, kind };
-    }
-    const real = path.join(this.realRoot, ...parts);
-    const info = await lstatOrUndefined(real);
-    return info ? { at: real, kind: kindOf(info) } : undefined;
-  }
-
-  /** Names in a folder of the shown view. */
-  async children(dir: string): Promise<string[]> {
-    const here = await this.locate(dir);
-    if (here?.kind !== 'directory') return [];
-    const names = new Set<string>();
-    const layered = this.inLayer(dir);
-    const hidden = new Set<string>();
-    if (layered) {
-      for (const name of await listOrEmpty(layered)) {
-        const info = await lstatOrUndefined(path.join(layered, name));
-        if (info && kindOf(info) === 'whiteout') hidden.add(name);
-        else names.add(name);
+  /** The folder's entries, or null when the path was no folder. */
+  listing(dir: string): Map<string, Shown> | null {
+    const cached = this.listings.get(dir);
+    if (cached !== undefined) return cached;
+    const here = this.locate(dir);
+    let entries: Map<string, Shown> | null = null;
+    if (here?.kind === 'directory') {
+      entries = new Map();
+      const real = under(this.realRoot, dir);
+      for (const entry of entriesOrEmpty(real)) entries.set(entry.name, { kind: kindOfEntry(entry, false), at: path.join(real, entry.name) });
+      if (this.layer !== undefined) {
+        const layered = under(this.layer, dir);
+        for (const entry of entriesOrEmpty(layered)) {
+          const kind = kindOfEntry(entry, true);
+          if (kind === 'whiteout') entries.delete(entry.name);
+          else entries.set(entry.name, { kind, at: path.join(layered, entry.name) });
+        }
       }
     }
-    // A folder that is a file in the layer would have ended locate() above, so the real one shows through.
-    for (const name of await listOrEmpty(path.join(this.realRoot, ...(dir === '' ? [] : dir.split('/'))))) {
-      if (!hidden.has(name)) names.add(name);
-    }
-    return [...names];
+    this.listings.set(dir, entries);
+    return entries;
   }
 
   /** Every file and folder below `dir`, files first then folders deepest first (the order to delete them). */
-  async subtree(dir: string): Promise<{ files: string[]; dirs: string[] }> {
+  subtree(dir: string): { files: string[]; dirs: string[] } {
     const files: string[] = [];
     const dirs: string[] = [];
-    for (const name of await this.children(dir)) {
+    for (const [name, shown] of this.listing(dir) ?? []) {
       const child = join(dir, name);
-      const info = await this.locate(child);
-      if (info?.kind === 'directory') {
-        const below = await this.subtree(child);
+      if (shown.kind === 'directory') {
+        const below = this.subtree(child);
         files.push(...below.files);
         dirs.push(...below.dirs, child);
-      } else if (info) {
+      } else {
         files.push(child);
       }
     }
@@ -131,16 +136,22 @@ class ShownView {
   }
 }
 
+/** Files up to this size are compared in one synchronous read; larger ones asynchronously. */
+const SYNC_COMPARE_BYTES = 1024 * 1024;
+/** Entries handled between yields to the event loop (synchronous calls keep thread-pool hops away). */
+const ENTRIES_PER_SLICE = 256;
+
 async function sameContent(a: string, b: string, size: number): Promise<boolean> {
   if (size === 0) return true;
+  if (size <= SYNC_COMPARE_BYTES) return readFileSync(a).equals(readFileSync(b));
   const [left, right] = await Promise.all([readFile(a), readFile(b)]);
   return left.equals(right);
 }
 
 /** Makes a file or folder the command left unreadable readable to us (it is our own copy; the mode is recorded first). */
-async function ensureReadable(file: string, info: Stats): Promise<void> {
+function ensureReadable(file: string, info: Stats): void {
   const needed = info.isDirectory() ? 0o700 : 0o400;
-  if ((info.mode & needed) !== needed) await chmod(file, (info.mode & 0o7777) | needed);
+  if ((info.mode & needed) !== needed) chmodSync(file, (info.mode & 0o7777) | needed);
 }
 
 export async function readBack(input: ReadbackInput): Promise<Readback> {
@@ -150,10 +161,11 @@ export async function readBack(input: ReadbackInput): Promise<Readback> {
   const writes: SandboxChange[] = [];
   const problems: SandboxProblem[] = [];
   let writtenBytes = 0;
+  let handled = 0;
 
-  const deleteShown = async (file: string, kind: Kind): Promise<void> => {
+  const deleteShown = (file: string, kind: Kind): void => {
     if (kind === 'directory') {
-      const below = await shown.subtree(file);
+      const below = shown.subtree(file);
       deletedFiles.push(...below.files);
       deletedDirs.push(...below.dirs, file);
     } else {
@@ -162,49 +174,39 @@ export async function readBack(input: ReadbackInput): Promise<Readback> {
   };
 
   const visit = async (dir: string): Promise<void> => {
-    const upperDir = path.join(input.upper, ...(dir === '' ? [] : dir.split('/')));
-    const names = await readdir(upperDir);
-    const before = await shown.locate(dir);
-    if (dir !== '' && before && before.kind !== 'directory') await deleteShown(dir, before.kind);
+    const upperDir = under(input.upper, dir);
+    const entries = readdirSync(upperDir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const before = shown.locate(dir);
+    if (dir !== '' && before && before.kind !== 'directory') deleteShown(dir, before.kind);
     if (dir !== '' && before?.kind === 'directory') {
       // An old entry the upper folder does not mention is either still there (a copied-up folder)
       // or hidden (a folder the command removed and made again: opaque). The merged view decides.
-      const mentioned = new Set(names);
-      const unmentioned = (await shown.children(dir)).filter((name) => !mentioned.has(name));
-      let opaque = unmentioned.length > 0;
-      for (const name of unmentioned) {
-        if (await lstatOrUndefined(path.join(input.merged, ...(dir === '' ? [] : dir.split('/')), name))) {
-          opaque = false;
-          break;
-        }
-      }
-      if (opaque) {
-        for (const name of unmentioned) {
-          const child = join(dir, name);
-          const info = await shown.locate(child);
-          if (info) await deleteShown(child, info.kind);
-        }
+      const mentioned = new Set(entries.map((entry) => entry.name));
+      const unmentioned = [...(shown.listing(dir)?.keys() ?? [])].filter((name) => !mentioned.has(name));
+      const merged = under(input.merged, dir);
+      if (unmentioned.length > 0 && !unmentioned.some((name) => lstatOrUndefined(path.join(merged, name)))) {
+        for (const name of unmentioned) deleteShown(join(dir, name), shown.locate(join(dir, name))!.kind);
       }
     }
-    for (const name of names.sort()) {
-      const file = join(dir, name);
-      const upperFile = path.join(upperDir, name);
-      const info = await lstat(upperFile);
+    for (const entry of entries) {
+      if (++handled % ENTRIES_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const file = join(dir, entry.name);
+      const upperFile = path.join(upperDir, entry.name);
+      const info = lstatSync(upperFile);
       const kind = kindOf(info);
       if (kind === 'directory') {
-        await ensureReadable(upperFile, info);
+        ensureReadable(upperFile, info);
         await visit(file);
         continue;
       }
-      const previous = await shown.locate(file);
+      const previous = shown.locate(file);
       if (kind === 'whiteout') {
-        if (!previous) continue;
-        await deleteShown(file, previous.kind);
+        if (previous) deleteShown(file, previous.kind);
         continue;
       }
       if (kind === 'symlink') {
-        const target = await readlink(upperFile);
-        const resolved = path.resolve(path.join(input.realRoot, ...dir.split('/').filter(Boolean)), target);
+        const target = readlinkSync(upperFile);
+        const resolved = path.resolve(under(input.realRoot, dir), target);
         const inside = resolved === input.realRoot || resolved.startsWith(`${input.realRoot}/`);
         problems.push({
           kind: 'symlink',
@@ -220,11 +222,11 @@ export async function readBack(input: ReadbackInput): Promise<Readback> {
         continue;
       }
       writtenBytes += info.size;
-      await ensureReadable(upperFile, info);
+      ensureReadable(upperFile, info);
       const mode = info.mode & 0o7777;
-      if (previous?.kind === 'directory') await deleteShown(file, 'directory');
+      if (previous?.kind === 'directory') deleteShown(file, 'directory');
       if (previous?.kind === 'file') {
-        const old = await lstat(previous.at);
+        const old = lstatSync(previous.at);
         // A copy-up without a change (touch, a rewrite of the same bytes) is not a change.
         if (old.size === info.size && (old.mode & 0o7777) === mode && (await sameContent(previous.at, upperFile, info.size))) continue;
       }
@@ -257,7 +259,7 @@ function unique(items: string[]): string[] {
 /** Whether the only git change is `.git/index` with the same entries (git refreshed its stat cache). */
 async function onlyIndexRefresh(changes: string[], shown: ShownView, upper: string): Promise<boolean> {
   if (changes.length !== 1 || changes[0] !== '.git/index') return false;
-  const before = await shown.locate('.git/index');
+  const before = shown.locate('.git/index');
   if (before?.kind !== 'file') return false;
   try {
     return sameIndexEntries(await readFile(before.at), await readFile(path.join(upper, '.git', 'index')));
