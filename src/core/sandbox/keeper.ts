@@ -9,7 +9,11 @@ export const CONTROL_PREFIX = 'speculate-sandbox ';
  * Positional arguments: mount umount pivot_root setpriv bash ip fstab skeleton cwd fsize-kb command.
  * Control lines (fd 3): `pid <host pid>` first, then `started`, then `exit <status>`; `fail <step>`
  * when setup fails. Setup diagnostics go to stderr; the command's stdout and stderr share stdout.
- * Reading a line (or EOF) on stdin after `exit` lets it end, and with it every namespace.
+ * Reading a line (or EOF) on stdin after `exit` lets it end, and with it every namespace. Fd 4 is a
+ * pipe the engine never writes: it ends when the engine's process does, and a watcher then ends the
+ * keeper (USR1, whenever it comes: before the command starts too) and kills the rest, so a timeout the
+ * engine can no longer enforce never leaves a command running for ever.
+ * The loopback device comes up in parallel with the mounts, off the start's critical path.
  *
  * Why a keeper and not the command as PID 1: the command's changes are read back while the mount
  * is still there (an opaque folder is only visible in the merged view), and nothing it started may
@@ -21,13 +25,16 @@ export const KEEPER_SCRIPT = `
 say() { printf '${CONTROL_PREFIX}%s\\n' "$*" >&3; }
 read -r hostpid _ < /proc/self/stat
 say pid "$hostpid"
+trap 'exit 99' USR1
+( read -r _ <&4; kill -USR1 1; kill -KILL -1 2>/dev/null ) 3>&- &
+if [ -n "$6" ]; then "$6" link set lo up 2>/dev/null 3>&- 4>&- & lo=$!; fi
 "$1" -a -T "$7" || { say fail mount; exit 90; }
 cd -- "$8" && "$3" . . && "$2" -l . && cd / || { say fail pivot; exit 91; }
-if [ -n "$6" ]; then "$6" link set lo up 2>/dev/null; fi
 cd -- "$9" || { say fail cwd; exit 92; }
 ulimit -f "\${10}" || { say fail limits; exit 93; }
+if [ -n "\${lo-}" ]; then wait "$lo"; fi
 trap 'kill -KILL -1 2>/dev/null' TERM
-"$4" --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$5" --norc --noprofile -c "\${11}" </dev/null 2>&1 3>&- &
+"$4" --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$5" --norc --noprofile -c "\${11}" </dev/null 2>&1 3>&- 4>&- &
 child=$!
 say started
 while :; do

@@ -244,8 +244,7 @@ export class LinuxSandbox implements ShellSandbox {
   > {
     const { limits, signal } = request;
     const argv = [
-      '--pdeathsig', 'KILL', '--',
-      tools.unshare, '--user', '--map-current-user', '--keep-caps', '--mount', '--net', '--pid', '--ipc', '--uts', '--cgroup', '--fork', '--kill-child', '--',
+      '--user', '--map-current-user', '--keep-caps', '--mount', '--net', '--pid', '--ipc', '--uts', '--cgroup', '--fork', '--kill-child', '--',
       // --norc: bash sources ~/.bashrc when its stdin is a socket (Node's pipes are), even for -c.
       tools.bash,
       '--norc',
@@ -253,8 +252,8 @@ export class LinuxSandbox implements ShellSandbox {
       ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command }),
     ];
     return new Promise((resolve) => {
-      // setpriv --pdeathsig: if this process dies, unshare dies, and with it (--kill-child) the keeper and every namespace.
-      const child = spawn(tools.setpriv, argv, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+      // Fd 4 is the keeper's lifeline (see keeper.ts); --kill-child ends the keeper if unshare is killed first.
+      const child = spawn(tools.unshare, argv, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
       const output = new OutputCap(limits.maxOutputBytes);
       const channel = new KeeperChannel();
       let diagnostics = '';

@@ -7,6 +7,7 @@ import { chmod, chown, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SCENARIOS, runScenarios } from './scenarios';
+import { processesNamed, processesWith, sleep } from './sandboxKit';
 
 const UNPRIVILEGED = 65534;
 
@@ -52,6 +53,22 @@ describe('LinuxSandbox (real namespaces)', function () {
       assert.deepEqual(failures, []);
     });
   }
+
+  it("when the engine's process dies, the command and everything it started end with it", async function () {
+    const tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-sandbox-orphan-')));
+    const marker = `speculate-orphan-${process.pid}-${Date.now()}`;
+    try {
+      const script = await bundleScenarios(tmp);
+      const child = spawn(process.execPath, [script, '--hold'], { cwd: tmp, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmp, HOME: tmp, SPECULATE_HOLD_MARKER: marker }, stdio: 'ignore' });
+      for (let i = 0; i < 1000 && processesNamed(marker).length === 0; i++) await sleep(20);
+      assert.ok(processesNamed(marker).length > 0, 'the command runs');
+      child.kill('SIGKILL');
+      for (let i = 0; i < 150 && processesWith(marker).length > 0; i++) await sleep(20);
+      assert.deepEqual(processesWith(marker), [], 'no process of the command outlives the engine');
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  });
 
   it('passes every scenario as an unprivileged user too', async function () {
     this.timeout(240_000);

@@ -131,6 +131,17 @@ export function processesWith(marker: string): number[] {
   return found;
 }
 
+/** Processes whose program name (argv[0], as `exec -a` sets it) is exactly `name`. */
+export function processesNamed(name: string): number[] {
+  return processesWith(name).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] === name;
+    } catch {
+      return false;
+    }
+  });
+}
+
 export function sorted(changes: SandboxResult['changes']): string[] {
   return changes.map((change) => (change.kind === 'write' ? `write ${change.path} ${change.mode.toString(8)}` : `delete ${change.type} ${change.path}`)).sort();
 }

@@ -340,8 +340,17 @@ export async function runScenarios(names: readonly string[]): Promise<{ name: st
   return failures;
 }
 
-/** Entry point of the bundled child: scenario names as arguments, failures as JSON on stdout. */
+/**
+ * Entry point of the bundled child: scenario names as arguments, failures as JSON on stdout.
+ * `--hold` runs a command named $SPECULATE_HOLD_MARKER that never ends (the parent kills this
+ * process); the marker comes by environment so that this process's own command line lacks it.
+ */
 export async function scenarioMain(argv: readonly string[]): Promise<void> {
+  if (argv[0] === '--hold') {
+    const kit = await SandboxKit.create();
+    await kit.outcome(`exec -a ${process.env.SPECULATE_HOLD_MARKER} sleep 600`);
+    return;
+  }
   const names = argv.length > 0 ? argv : Object.keys(SCENARIOS);
   const failures = await runScenarios(names);
   process.stdout.write(`${JSON.stringify({ uid: process.getuid?.(), ran: names.length, failures })}\n`);
