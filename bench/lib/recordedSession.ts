@@ -7,7 +7,7 @@ import { ACCEPT_DEBOUNCE_MS } from '../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../src/core/followup/speculation';
 import type { ChatSession, SessionEvent } from '../../src/core/session';
 
-const STEP_TIMEOUT_MS = 30_000;
+const STEP_TIMEOUT_MS = 60_000;
 /** A Tab sooner than ACCEPT_DEBOUNCE_MS after the suggestion appeared is ignored, as for a user. */
 const TAB_AFTER_SHOWN_MS = ACCEPT_DEBOUNCE_MS + 50;
 
@@ -26,10 +26,14 @@ export class SessionWatcher {
   /** When the current suggestion appeared (Date.now()). */
   suggestionShownAt = 0;
   speculation: SpeculationSnapshot | null = null;
+  /** Every run's last snapshot, in the order they finished (ready, boundary, failed, aborted). */
+  readonly finishedSnapshots: SpeculationSnapshot[] = [];
+  /** Ids of the runs accepted with Tab. */
+  readonly accepted: string[] = [];
   private readonly finished = new Set<string>();
   private readonly waiters = new Set<() => void>();
 
-  constructor(session: ChatSession) {
+  constructor(session: ChatSession, readonly label = 'recorded session') {
     session.subscribe((event: SessionEvent) => {
       if (event.type === 'suggestion') {
         this.suggestion = event.text;
@@ -37,13 +41,17 @@ export class SessionWatcher {
       }
       if (event.type === 'speculation') {
         this.speculation = event.snapshot;
-        if (event.snapshot && event.snapshot.status !== 'running') this.finished.add(event.snapshot.id);
+        if (event.snapshot && event.snapshot.status !== 'running' && !this.finished.has(event.snapshot.id)) {
+          this.finished.add(event.snapshot.id);
+          this.finishedSnapshots.push(event.snapshot);
+        }
       }
+      if (event.type === 'speculation_accepted') this.accepted.push(event.runId);
       for (const waiter of [...this.waiters]) waiter();
     });
   }
 
-  /** Ids of the runs that have finished so far (ready, boundary, failed, aborted). */
+  /** Ids of the runs that have finished so far. */
   finishedRuns(): Set<string> {
     return new Set(this.finished);
   }
@@ -58,7 +66,7 @@ export class SessionWatcher {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters.delete(check);
-        reject(new Error(`recorded session: timed out waiting for ${what}`));
+        reject(new Error(`${this.label}: timed out waiting for ${what}`));
       }, STEP_TIMEOUT_MS);
       const check = () => {
         if (!condition()) return;
@@ -71,14 +79,17 @@ export class SessionWatcher {
   }
 }
 
-/** Plays every step of `recorded` on `session`; throws when a typed turn does not end with an answer. */
-export async function replayRecordedSession(session: ChatSession, recorded: RecordedSession): Promise<void> {
-  const watcher = new SessionWatcher(session);
+/**
+ * Plays every step of `recorded` on `session` (typed turns, Tab on each ready speculation, the waits
+ * recorded after a step); throws when a typed turn does not end with an answer.
+ */
+export async function replayRecordedSession(session: ChatSession, recorded: RecordedSession, watcher = new SessionWatcher(session)): Promise<void> {
+  const label = watcher.label;
   for (const step of recorded.steps) {
     const before = watcher.finishedRuns();
     if (step.submit !== undefined) {
       const outcome = await session.submit(step.submit);
-      if (outcome?.status !== 'done') throw new Error(`recorded session: "${step.submit}" ended ${outcome?.status ?? 'without a turn'}`);
+      if (outcome?.status !== 'done') throw new Error(`${label}: "${step.submit}" ended ${outcome?.status ?? 'without a turn'}`);
     } else if (step.tab) {
       await watcher.until(() => watcher.suggestion !== null && watcher.speculation?.status === 'completed', 'a ready speculation to accept');
       const wait = watcher.suggestionShownAt + TAB_AFTER_SHOWN_MS - Date.now();

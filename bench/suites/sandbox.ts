@@ -16,7 +16,7 @@ import { ChatSession } from '../../src/core/session';
 import { openWorkspaceServices } from '../../src/core/workspaceServices';
 import { demoReply } from '../../test/fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../test/fixtures/scriptedServer';
-import { loadDemoSession, replaySession, SessionWatcher } from '../lib/demoSession';
+import { loadRecordedSession, replayRecordedSession, SessionWatcher } from '../lib/recordedSession';
 import type { Figure } from '../types';
 
 const START_SAMPLES = 41;
@@ -71,7 +71,7 @@ async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutco
   const tmpRoot = path.join(scratch, 'tmp');
   await cp(path.join(process.cwd(), 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
   await mkdir(tmpRoot, { recursive: true });
-  const recorded = loadDemoSession();
+  const recorded = loadRecordedSession();
   // The demo model without its pacing: only what finishes counts here, not how fast.
   const server = new ScriptedServer({ script: (request) => ({ ...demoReply(request.body ?? {}), latencyMs: 0, tokensPerSecond: undefined }) });
   await server.start();
@@ -91,7 +91,7 @@ async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutco
       createOverlay: services.createOverlay,
     });
     const watcher = new SessionWatcher(session, 'sandbox bench');
-    await replaySession(session, recorded, watcher, 'sandbox bench');
+    await replayRecordedSession(session, recorded, watcher);
     const params = session.cacheSafeParams;
     if (!params) throw new Error('sandbox bench: the session saved no CacheSafeParams');
     const shellRuns: DemoOutcome['shellRuns'] = [];
