@@ -1,6 +1,8 @@
 // `npm start`: builds, installs VS Code's server if needed, starts the built-in demo model and the
-// server on 127.0.0.1 (free ports, no auth) with the extension from this work tree and a temporary
-// copy of the demo workspace, and prints the URL. Ctrl-C stops everything and removes the temp dir.
+// server on 127.0.0.1 (free ports, no auth) with a temporary copy of the demo workspace, and prints
+// the URL. The extension is packaged and installed as a user gets it (so the window is a plain one,
+// not an "[Extension Development Host]"); `npm start -- --dev` loads it from this work tree instead,
+// so a window reload picks up a rebuild. Ctrl-C stops everything and removes the temp dir.
 // The demo's settings are the server's user settings: a workspace may not set the approval mode.
 import { execFileSync, spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { repoRoot, startVsCodeServer, workbenchUrl } from './lib/vscodeServer.mjs';
 
 process.chdir(repoRoot);
+const dev = process.argv.includes('--dev');
 execFileSync('bash', ['scripts/setup-vscode.sh'], { stdio: 'inherit' });
 execFileSync(process.execPath, ['esbuild.mjs'], { stdio: 'inherit' });
 
@@ -17,8 +20,28 @@ const scratch = mkdtempSync(join(tmpdir(), 'speculate-start-'));
 const workspace = join(scratch, 'demo-workspace');
 cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
 
-/** The demo lets edits run ahead (speculation prepares edits only in auto-edit and yolo). */
-const DEMO_USER_SETTINGS = { 'speculate.approvalMode': 'auto-edit', 'workbench.startupEditor': 'none' };
+/**
+ * The demo lets edits run ahead (speculation prepares edits only in auto-edit and yolo). The rest
+ * makes the first screen the chat: no welcome page or walkthrough, no tips or recommendations, no
+ * telemetry (and so no notice about it).
+ */
+const DEMO_USER_SETTINGS = {
+  'speculate.approvalMode': 'auto-edit',
+  'workbench.startupEditor': 'none',
+  'workbench.welcomePage.walkthroughs.openOnInstall': false,
+  'workbench.tips.enabled': false,
+  'workbench.enableExperiments': false,
+  'extensions.ignoreRecommendations': true,
+  'telemetry.telemetryLevel': 'off',
+};
+
+/** The .vsix as `npm run package` makes it (production build), for the server to install. */
+function packageExtension() {
+  const vsix = join(scratch, 'speculate.vsix');
+  const vsce = join(repoRoot, 'node_modules/@vscode/vsce/vsce');
+  execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
+  return vsix;
+}
 
 const children = [];
 let server;
@@ -56,12 +79,15 @@ async function startDemoModel() {
 
 try {
   const demoUrl = await startDemoModel();
+  if (!dev) console.log('Packaging the extension (npm start -- --dev skips this and loads it from the work tree)…');
   server = await startVsCodeServer({
     dataDir: join(scratch, 'vscode'),
-    env: demoUrl ? { SPECULATE_DEMO_MODEL_URL: demoUrl } : {},
+    // SPECULATE_OPEN_CHAT: the window opens on the chat with its input focused.
+    env: { SPECULATE_OPEN_CHAT: '1', ...(demoUrl ? { SPECULATE_DEMO_MODEL_URL: demoUrl } : {}) },
     userSettings: DEMO_USER_SETTINGS,
+    ...(dev ? {} : { installExtensions: [packageExtension()] }),
   });
-  const url = workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot });
+  const url = workbenchUrl(server.origin, { folder: workspace, ...(dev ? { extensionPath: repoRoot } : {}) });
   console.log('\nSpeculate is running in VS Code (server on 127.0.0.1 only, no auth):\n');
   console.log(`  ${url}\n`);
   if (demoUrl) console.log(`The chat uses the built-in demo model (${demoUrl}) until you set speculate.baseUrl in the user settings.`);

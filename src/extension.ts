@@ -74,6 +74,8 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   );
   registerDiffPreview(context);
   registerCommands(context, { apiKeys, chatView, controller });
+  // `npm start` opens straight into the chat, its input focused (a user's first run gets the walkthrough instead).
+  if (process.env.SPECULATE_OPEN_CHAT === '1') void chatView.reveal(true);
   // Any extension can read another's exports: the internals (and the key store) go to tests only.
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
   return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri };

@@ -1,6 +1,6 @@
 // Starts VS Code's own server (from code-server's npm package) on 127.0.0.1 with every folder it
 // writes kept inside one temporary directory, and stops it with its whole process group.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,8 +32,10 @@ export function freePort() {
  *   the settings a workspace may not set (speculate.baseUrl, approvalMode, …) have to live.
  * - workspaceTrust: true keeps VS Code's workspace trust on (folders open in Restricted Mode until
  *   trusted; the startup prompt is switched off); by default trust is disabled, so every folder is trusted.
+ * - installExtensions: .vsix files installed into the server's extensions folder before it starts
+ *   (as a user installs them: no extension development host).
  * @param {{port?: number, env?: Record<string,string>, log?: (line: string) => void, dataDir?: string,
- *   userSettings?: Record<string, unknown>, workspaceTrust?: boolean}} options
+ *   userSettings?: Record<string, unknown>, workspaceTrust?: boolean, installExtensions?: string[]}} options
  * @returns {Promise<{port: number, origin: string, dataDir: string, userSettingsFile: string, stop: () => Promise<void>}>}
  */
 export async function startVsCodeServer(options = {}) {
@@ -46,29 +48,34 @@ export async function startVsCodeServer(options = {}) {
     ...options.userSettings,
   };
   writeFileSync(userSettingsFile, JSON.stringify(userSettings, null, 2) + '\n');
+  const log = options.log ?? (() => {});
+  const folders = ['--user-data-dir', join(dataDir, 'user'), '--server-data-dir', join(dataDir, 'server'), '--extensions-dir', join(dataDir, 'ext')];
+  // VSCODE_AGENT_FOLDER, TMPDIR and a HOME of its own keep the server (and its device id cache)
+  // out of the user's home folder and /tmp.
+  const env = {
+    ...process.env,
+    ...options.env,
+    VSCODE_AGENT_FOLDER: join(dataDir, 'agent'),
+    TMPDIR: join(dataDir, 'tmp'),
+    HOME: join(dataDir, 'home'),
+    XDG_CACHE_HOME: join(dataDir, 'home', '.cache'),
+    XDG_CONFIG_HOME: join(dataDir, 'home', '.config'),
+  };
+  for (const vsix of options.installExtensions ?? []) {
+    // The server's own CLI mode: installs and exits (the same code path as `code --install-extension`).
+    const installed = spawnSync(process.execPath, [serverMain, '--accept-server-license-terms', ...folders, '--install-extension', vsix, '--force'], { env, encoding: 'utf8' });
+    if (installed.status !== 0 || !/successfully installed/i.test(installed.stdout)) {
+      throw new Error(`installing ${vsix} into the VS Code server failed: ${(installed.stdout + installed.stderr).trim()}`);
+    }
+    log(installed.stdout.trim());
+  }
   const args = [
     serverMain, '--host', '127.0.0.1', '--port', String(port), '--without-connection-token',
     '--accept-server-license-terms', '--enable-smoke-test-driver',
     ...(options.workspaceTrust ? [] : ['--disable-workspace-trust']),
-    '--telemetry-level', 'off', '--user-data-dir', join(dataDir, 'user'), '--server-data-dir', join(dataDir, 'server'),
-    '--extensions-dir', join(dataDir, 'ext'),
+    '--telemetry-level', 'off', ...folders,
   ];
-  const child = spawn(process.execPath, args, {
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // VSCODE_AGENT_FOLDER, TMPDIR and a HOME of its own keep the server (and its device id cache)
-    // out of the user's home folder and /tmp.
-    env: {
-      ...process.env,
-      ...options.env,
-      VSCODE_AGENT_FOLDER: join(dataDir, 'agent'),
-      TMPDIR: join(dataDir, 'tmp'),
-      HOME: join(dataDir, 'home'),
-      XDG_CACHE_HOME: join(dataDir, 'home', '.cache'),
-      XDG_CONFIG_HOME: join(dataDir, 'home', '.config'),
-    },
-  });
-  const log = options.log ?? (() => {});
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env });
   let exited = false;
   const exitPromise = new Promise((res) => child.on('exit', () => { exited = true; res(); }));
 
@@ -102,10 +109,15 @@ export async function startVsCodeServer(options = {}) {
   return { port, origin: `http://127.0.0.1:${port}`, dataDir, userSettingsFile, stop };
 }
 
-/** The workbench URL for a folder, with the extension loaded from `extensionPath` and optional tests. */
-export function workbenchUrl(origin, { folder, extensionPath, testsPath }) {
+/**
+ * The workbench URL for a folder (or a .code-workspace file: `workspace`), with the extension
+ * loaded from `extensionPath` (none: the installed extensions only) and optional tests.
+ */
+export function workbenchUrl(origin, { folder, workspace, extensionPath, testsPath }) {
   const authority = origin.replace(/^http:\/\//, '');
-  const payload = [['extensionDevelopmentPath', `vscode-remote://${authority}${extensionPath}`]];
+  const payload = [];
+  if (extensionPath) payload.push(['extensionDevelopmentPath', `vscode-remote://${authority}${extensionPath}`]);
   if (testsPath) payload.push(['extensionTestsPath', `vscode-remote://${authority}${testsPath}`]);
-  return `${origin}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  const target = workspace ? `workspace=${encodeURIComponent(workspace)}` : `folder=${encodeURIComponent(folder)}`;
+  return `${origin}/?${target}${payload.length > 0 ? `&payload=${encodeURIComponent(JSON.stringify(payload))}` : ''}`;
 }

@@ -319,6 +319,7 @@ function buildWelcome(demoNote: HTMLElement): HTMLElement {
     h('div', { class: 'welcome-mark' }, icon('sparkle')),
     h('h2', {}, 'Speculate'),
     h('p', {}, 'Ask about your code or say what to change. After each answer, Speculate predicts your next step and starts on it right away, keeping every file change aside until you accept.'),
+    h('p', { class: 'welcome-when' }, 'The first suggestion can come right after the first answer. When the next step is not clear from the conversation, none is shown.'),
     h(
       'ul',
       { class: 'welcome-keys', 'aria-label': 'Keys' },

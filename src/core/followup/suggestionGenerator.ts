@@ -31,8 +31,16 @@ The prediction:
 
 Reply with the predicted text and nothing else. When the next move is not obvious, reply with an empty message.`;
 
-/** Suggestions start once the model has answered at least this many user turns. */
-export const MIN_ANSWERED_TURNS = 2;
+/**
+ * Suggestions start once the model has answered at least this many user turns. One is enough:
+ * what a good prediction needs is the user's own request (their task, language and style) and the
+ * model's answer to it (what was done, what it proposes next), and the first exchange has both.
+ * Waiting for a second answer made the headline feature look broken on first contact and bought
+ * nothing the prompt does not already guard: it tells the model to stay silent when the next step
+ * is not obvious, and the filters drop guesses that are generic, evaluative or in the model's voice.
+ * Before any answer there is nothing to predict from.
+ */
+export const MIN_ANSWERED_TURNS = 1;
 
 /** Runs one fork of the main conversation with `extraMessages` appended; tool calls are not executed. */
 export type ForkRunner = (

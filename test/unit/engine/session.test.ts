@@ -61,7 +61,11 @@ describe('Engine end-to-end: ChatSession', function () {
     const suggestion = requests.find((r) => isSuggestionRequest(r) && taskOf(r) === 'show me src/greet.ts')!;
     const speculated = requests.filter((r) => isFork(r) && !isSuggestionRequest(r) && taskOf(r) === SUGGESTION);
     const pipelined = requests.find((r) => isSuggestionRequest(r) && taskOf(r) === SUGGESTION)!;
-    assert.equal(requests.filter(isSuggestionRequest).length, 2, 'no suggestion after the first turn (too early), one after the second, one pipelined');
+    assert.deepEqual(
+      requests.filter(isSuggestionRequest).map((r) => taskOf(r)),
+      ['hello', 'show me src/greet.ts', SUGGESTION],
+      'a prediction after each answer (the first one included), then one pipelined',
+    );
     assert.equal(speculated.length, 2);
     assertCachedPrefix(suggestion, main.at(-1)!.prompt, 'suggestion after the main turn');
     assertCachedPrefix(speculated[0], withoutLastMessage(suggestion.prompt), 'speculation after the suggestion');
@@ -354,7 +358,7 @@ describe('Engine end-to-end: ChatSession', function () {
       assert.match(JSON.stringify(request.body?.messages), /"cache_control":\{"type":"ephemeral"\}/);
     }
     const mainLast = requests.filter((r) => !isFork(r)).at(-1)!;
-    const suggestion = requests.find(isSuggestionRequest)!;
+    const suggestion = requests.find((r) => isSuggestionRequest(r) && taskOf(r) === 'show me src/greet.ts')!;
     const speculated = requests.filter((r) => isFork(r) && !isSuggestionRequest(r));
     assertCachedPrefix(suggestion, mainLast.prompt, 'suggestion');
     assertCachedPrefix(speculated[0], withoutLastMessage(suggestion.prompt), 'speculation');

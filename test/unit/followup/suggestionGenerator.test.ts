@@ -121,12 +121,20 @@ describe('suggestionGenerator', () => {
     });
   });
 
-  describe('the model must have answered twice', () => {
-    it('stays quiet after one answer', async () => {
+  describe('the model must have answered once', () => {
+    it('stays quiet before the first answer, and while the first turn is still in its tool calls', async () => {
       const { fork, calls } = scriptedFork('run tests');
-      const result = await generate(fork, {}, TWO_ANSWERS.slice(0, 3));
-      assert.deepEqual(result, { kind: 'suppressed', suppressed: 'too_early' });
+      assert.deepEqual(await generate(fork, {}, TWO_ANSWERS.slice(0, 1)), { kind: 'suppressed', suppressed: 'too_early' });
+      const firstTurnMidTool: ChatMessage[] = [TWO_ANSWERS[0], TWO_ANSWERS[3], TWO_ANSWERS[4]];
+      assert.deepEqual(await generate(fork, {}, firstTurnMidTool), { kind: 'suppressed', suppressed: 'too_early' });
       assert.equal(calls.length, 0);
+    });
+
+    it('predicts after the first answer', async () => {
+      const { fork, calls } = scriptedFork('run tests');
+      const result = await generate(fork, {}, TWO_ANSWERS.slice(0, 2));
+      assert.equal(result.kind, 'suggestion');
+      assert.equal(calls.length, 1);
     });
 
     it('counts turns, not assistant messages: tool-call steps and a turn cut off mid-tool-call are no answers', () => {
