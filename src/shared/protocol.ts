@@ -67,7 +67,7 @@ export interface ConflictFile {
  * A button under a notice or an error. The host maps each id to one fixed command: the webview never names a
  * command of its own. `setting` (for openUserSettings) is a `speculate.*` setting to show.
  */
-export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey' | 'selectModel' | 'runLive';
+export type ChatActionId = 'manageTrust' | 'openUserSettings' | 'setApiKey' | 'selectModel' | 'runLive' | 'setUpEndpoint';
 export interface ChatAction {
   action: ChatActionId;
   label: string;
@@ -81,6 +81,7 @@ export const CHAT_ACTION_LABELS: { [K in ChatActionId]: string } = {
   setApiKey: 'Set API Key',
   selectModel: 'Select Model',
   runLive: 'Run It Live',
+  setUpEndpoint: 'Set Up Endpoint',
 };
 
 /** Notices are quiet by default; 'warning' is for what limits the chat (untrusted folder, ignored settings). */
@@ -163,6 +164,8 @@ export interface ModelInfo {
   label: string;
   /** true for the built-in demo model: the webview shows a "demo model" badge. */
   demo: boolean;
+  /** No endpoint is set up yet: the welcome offers Set Up Endpoint. */
+  unconfigured?: boolean;
   /** The fast model for suggestions and speculation; '' (or absent) = the main model. */
   fast?: string;
 }
@@ -501,7 +504,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);
 const isConflictResolution = oneOf(['overwrite', 'keep-mine'] as const);
 
-const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey', 'selectModel', 'runLive'] as const);
+const isChatActionId = oneOf(['manageTrust', 'openUserSettings', 'setApiKey', 'selectModel', 'runLive', 'setUpEndpoint'] as const);
 const isSettingKey = (v: unknown): v is string => typeof v === 'string' && /^speculate(\.[A-Za-z][\w-]*)+$/.test(v);
 const isChatAction: Guard<ChatAction> = shape({ action: isChatActionId, label: isString, setting: optional(isSettingKey) });
 const isNoticeTone = oneOf(['info', 'warning'] as const);
@@ -588,7 +591,7 @@ const isSpeculationStatus: Guard<SpeculationStatus> = shape({
   error: optional(isString),
 });
 
-const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, fast: optional(isString) });
+const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, unconfigured: optional(isBoolean), fast: optional(isString) });
 const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean });
 const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
 

@@ -28,5 +28,8 @@ export async function runChatAction(action: ChatActionId, setting?: string): Pro
     case 'runLive':
       // The session's own action (the controller runs it); no command stands for it.
       return;
+    case 'setUpEndpoint':
+      await vscode.commands.executeCommand('speculate.setUpEndpoint');
+      return;
   }
 }

@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import { keyChoices, originOf, type ApiKeyStore } from './apiKeys';
 import type { ChatViewProvider } from './chatView';
 import type { SpeculateController } from './controller';
+import { setUpEndpoint } from './providerSetup';
 import { updateSetting } from './settings';
 
 export interface CommandServices {
@@ -14,8 +15,9 @@ export interface CommandServices {
 async function pickModel(services: CommandServices, setting: 'model' | 'fastModel'): Promise<void> {
   const endpoint = services.controller.endpoint();
   if (!endpoint) {
-    const choice = await vscode.window.showWarningMessage('Speculate: set "speculate.baseUrl" to your OpenAI-compatible endpoint first.', 'Open Settings');
-    if (choice) await vscode.commands.executeCommand('workbench.action.openSettings', 'speculate.baseUrl');
+    const choice = await vscode.window.showWarningMessage('Speculate: set up your OpenAI-compatible endpoint first.', 'Set Up Endpoint', 'Open Settings');
+    if (choice === 'Set Up Endpoint') await vscode.commands.executeCommand('speculate.setUpEndpoint');
+    else if (choice) await vscode.commands.executeCommand('workbench.action.openGlobalSettings', { query: 'speculate.baseUrl' });
     return;
   }
   const quickPick = vscode.window.createQuickPick<vscode.QuickPickItem>();
@@ -148,6 +150,15 @@ export function registerCommands(context: vscode.ExtensionContext, services: Com
   const register = (id: string, handler: (...args: unknown[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, handler));
 
+  register('speculate.setUpEndpoint', () =>
+    setUpEndpoint({
+      apiKeys: services.apiKeys,
+      currentBaseUrl: () => services.controller.userBaseUrl,
+      workspaceTrusted: () => services.controller.workspaceTrusted,
+      log: (line) => services.controller.logLine(line),
+      revealChat: () => services.chatView.reveal(true),
+    }),
+  );
   register('speculate.setApiKey', () => setApiKey(services));
   register('speculate.clearApiKey', () => clearApiKey(services));
   register('speculate.selectModel', () => pickModel(services, 'model'));

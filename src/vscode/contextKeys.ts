@@ -5,7 +5,9 @@ export type ContextKey =
   | 'speculate.speculationActive'
   | 'speculate.speculationHasChanges'
   | 'speculate.suggestionVisible'
-  | 'speculate.speculationDiffOpen';
+  | 'speculate.speculationDiffOpen'
+  /** An endpoint is set in the user settings (the walkthrough's first step is done). */
+  | 'speculate.endpointConfigured';
 
 const current = new Map<ContextKey, boolean>();
 

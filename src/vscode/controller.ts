@@ -110,7 +110,12 @@ export class SpeculateController implements vscode.Disposable {
       },
       model: () => {
         const endpoint = this.endpoint();
-        return { label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured', demo: endpoint?.demo ?? false, fast: this.settings.fastModel };
+        return {
+          label: endpoint ? endpoint.model || 'no model selected' : 'no endpoint configured',
+          demo: endpoint?.demo ?? false,
+          fast: this.settings.fastModel,
+          ...(endpoint ? {} : { unconfigured: true }),
+        };
       },
       settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion }),
       prices: () => this.chatSettings.prices,
@@ -159,6 +164,7 @@ export class SpeculateController implements vscode.Disposable {
       this.deps.output.warn(UNTRUSTED_WORKSPACE_TEXT);
       this.presenter.pinNotice(UNTRUSTED_WORKSPACE_TEXT, { tone: 'warning', actions: [chatAction('manageTrust')] });
     }
+    setContextKey('speculate.endpointConfigured', this.settings.baseUrl !== '');
     void this.migrateLegacyKey();
   }
 
@@ -177,6 +183,16 @@ export class SpeculateController implements vscode.Disposable {
 
   private log(line: string): void {
     this.deps.output.info(line);
+  }
+
+  /** A line in the Speculate output channel (commands log what they did). */
+  logLine(line: string): void {
+    this.log(line);
+  }
+
+  /** speculate.baseUrl as the user set it ('' when unset; the demo model does not count). */
+  get userBaseUrl(): string {
+    return this.settings.baseUrl;
   }
 
   private sessionConfig(): SessionConfig {
@@ -215,6 +231,7 @@ export class SpeculateController implements vscode.Disposable {
       applySandboxSettings(this.services.toolContext, this.sandboxSettings());
       this.reportSandbox();
     }
+    setContextKey('speculate.endpointConfigured', this.settings.baseUrl !== '');
     this.session?.updateConfig(this.sessionConfig());
     this.presenter.sendConfig();
     void this.migrateLegacyKey();

@@ -2,7 +2,7 @@
 // and applies the host's messages (validated first; anything malformed is ignored).
 import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
 import { ChatHeader } from './chatHeader';
-import { h, isScrolledToEnd } from './dom';
+import { button, h, isScrolledToEnd } from './dom';
 import { HistoryView } from './history';
 import { Mentions } from './mentions';
 import { ScrollFollow } from './scrollFollow';
@@ -46,7 +46,9 @@ function start(app: HTMLElement): void {
     host.saveState(state);
   };
 
-  const welcomeDemo = h('p', { class: 'welcome-demo', hidden: true }, icon('warning'), h('span', {}, 'You are on the built-in demo model. Set your endpoint and API key in the Speculate settings to chat with your own model.'));
+  const welcomeNoteText = h('span', {});
+  const setUp = button('Set Up Endpoint', () => host.post({ type: 'chatAction', action: 'setUpEndpoint' }), { class: 'button secondary welcome-setup' });
+  const welcomeDemo = h('div', { class: 'welcome-demo', hidden: true }, icon('warning'), h('div', {}, h('p', {}, welcomeNoteText), setUp));
   const welcome = buildWelcome(welcomeDemo);
 
   const status = new SpeculationStatusLine({ post: host.post, announce });
@@ -125,7 +127,10 @@ function start(app: HTMLElement): void {
   const setModel = (model: ModelInfo): void => {
     composer.setModel(model);
     header.setModel(model);
-    welcomeDemo.hidden = !model.demo;
+    welcomeDemo.hidden = !model.demo && !model.unconfigured;
+    welcomeNoteText.textContent = model.demo
+      ? 'You are on the built-in demo model. Set up your endpoint to chat with your own model.'
+      : 'Connect a model to start: pick your provider, and Speculate checks the endpoint and stores its key.';
   };
 
   const setBusy = (busy: boolean): void => {

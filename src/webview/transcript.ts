@@ -19,7 +19,7 @@ import { attachmentChips, responseActions, userMessageActions } from './messageA
 
 
 /** The icon on an error's action button. */
-const ACTION_ICONS: Record<ChatAction['action'], IconName> = { setApiKey: 'key', selectModel: 'sparkle', openUserSettings: 'gear', manageTrust: 'shield', runLive: 'send' };
+const ACTION_ICONS: Record<ChatAction['action'], IconName> = { setApiKey: 'key', selectModel: 'sparkle', openUserSettings: 'gear', manageTrust: 'shield', runLive: 'send', setUpEndpoint: 'bolt' };
 
 export interface TranscriptActions {
   post(message: WebviewToHost): void;

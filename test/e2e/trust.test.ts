@@ -3,29 +3,12 @@
 // removes it. A folder opened untrusted shows why the agent only reads, and its button leads to the
 // workspace trust editor; trusting the folder there gives the user's settings back.
 import * as assert from 'node:assert/strict';
-import type { FrameLocator, Page } from 'playwright-core';
+import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { openChatView, openWorkbench, runPaletteCommand, sendMessage, waitIdle, type Workbench } from './workbench';
+import { eventually, openChatView, openWorkbench, quickInput, quickInputBox, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
 
 const KEY = 'sk-canary-e2e-palette-4c1d';
-
-const quickInput = (page: Page) => page.locator('.quick-input-widget');
-const quickInputBox = (page: Page) => page.locator('.quick-input-widget .quick-input-box input');
-
-/** Resolves once `check` holds (the scripted server records requests as they arrive). */
-async function eventually(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Waits for the quick input to show `title`, so keys go to the right step. */
-async function waitForStep(page: Page, title: RegExp): Promise<void> {
-  await quickInput(page).locator('.quick-input-title', { hasText: title }).waitFor();
-}
 
 describe('API keys from the palette', function () {
   this.timeout(180_000);
@@ -52,13 +35,13 @@ describe('API keys from the palette', function () {
   it('Set API Key offers the current endpoint, and the key is sent there', async () => {
     const { page } = workbench;
     await runPaletteCommand(page, 'Speculate: Set API Key');
-    await waitForStep(page, /which endpoint is the key for/);
+    await waitForQuickInput(page, /which endpoint is the key for/);
     const current = quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first();
     await current.waitFor();
     assert.match(await current.innerText(), /speculate\.baseUrl/);
     assert.match(await quickInput(page).innerText(), /Another endpoint/);
     await quickInputBox(page).press('Enter');
-    await waitForStep(page, new RegExp(`API key for ${origin.replace(/[.]/g, '\\.')}`));
+    await waitForQuickInput(page, new RegExp(`API key for ${origin.replace(/[.]/g, '\\.')}`));
     assert.equal(await quickInputBox(page).getAttribute('type'), 'password');
     await quickInputBox(page).fill(KEY);
     await quickInputBox(page).press('Enter');
@@ -73,12 +56,12 @@ describe('API keys from the palette', function () {
   it('Set API Key lists the endpoint that has a key, and Clear API Key removes it', async () => {
     const { page } = workbench;
     await runPaletteCommand(page, 'Speculate: Set API Key');
-    await waitForStep(page, /which endpoint is the key for/);
+    await waitForQuickInput(page, /which endpoint is the key for/);
     assert.match(await quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first().innerText(), /has a key/);
     await page.keyboard.press('Escape');
 
     await runPaletteCommand(page, 'Speculate: Clear API Key');
-    await waitForStep(page, /Clear API Key/);
+    await waitForQuickInput(page, /Clear API Key/);
     // A row of a many-pick toggles on click; OK accepts what is checked.
     await quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: origin }).first().click();
     await quickInput(page).locator('.quick-input-count', { hasText: '1 Selected' }).waitFor();

@@ -16,6 +16,8 @@ export interface Workbench {
   workspace: string;
   /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate-<uid>/). */
   tmpDir: string;
+  /** The VS Code server's user settings file (what the user's settings say now). */
+  userSettingsFile: string;
   /** The chat webview's document. */
   chat(): FrameLocator;
   screenshot(name: string): Promise<string>;
@@ -78,6 +80,7 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
       page,
       workspace,
       tmpDir: join(server.dataDir, 'tmp'),
+      userSettingsFile: server.userSettingsFile,
       chat: () => page.frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame'),
       async screenshot(name) {
         mkdirSync(artifactsDir, { recursive: true });
@@ -142,6 +145,24 @@ export async function runPaletteCommand(page: Page, title: string): Promise<void
   await box.fill(`>${title}`);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: title.replace(/^[^:]*:\s*/, '') }).first().waitFor();
   await box.press('Enter');
+}
+
+/** The quick input (palette, pickers, input boxes) of the workbench. */
+export const quickInput = (page: Page) => page.locator('.quick-input-widget');
+export const quickInputBox = (page: Page) => page.locator('.quick-input-widget .quick-input-box input');
+
+/** Waits for the quick input to show `title`, so keys go to the right step. */
+export async function waitForQuickInput(page: Page, title: RegExp): Promise<void> {
+  await quickInput(page).locator('.quick-input-title', { hasText: title }).waitFor();
+}
+
+/** Resolves once `check` holds (the scripted server records requests as they arrive). */
+export async function eventually(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 export interface ChatWorkbench {
