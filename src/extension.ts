@@ -9,6 +9,7 @@ import { registerCommands } from './vscode/commands';
 import { SpeculateController } from './vscode/controller';
 import { registerDiffPreview } from './vscode/diffPreview';
 import { SPECULATION_SCHEME, SpeculationFileSystemProvider } from './vscode/speculationFs';
+import { TabFocusModeMirror } from './vscode/tabFocusMode';
 
 /** What activate() returns to the integration tests and the benchmarks' probe (in test mode only). */
 export interface SpeculateApi {
@@ -48,11 +49,13 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
     }, 2000);
   });
   const documents: CheckpointDocumentProvider = new CheckpointDocumentProvider((): CheckpointStore | undefined => controller.currentSession?.checkpointStore);
-  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping });
+  const tabFocus = new TabFocusModeMirror();
+  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping, tabFocus });
   active = controller;
   context.subscriptions.push(
     output,
     apiKeys,
+    tabFocus,
     chatView,
     fsProvider,
     controller,
@@ -73,7 +76,7 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
     vscode.commands.registerCommand('speculate.undoLastChange', () => controller.undoLastChange()),
   );
   registerDiffPreview(context);
-  registerCommands(context, { apiKeys, chatView, controller });
+  registerCommands(context, { apiKeys, chatView, controller, tabFocus });
   // `npm start` opens straight into the chat, its input focused (a user's first run gets the walkthrough instead).
   if (process.env.SPECULATE_OPEN_CHAT === '1') void chatView.reveal(true);
   // Any extension can read another's exports: the internals (and the key store) go to tests only.

@@ -140,6 +140,11 @@ export interface SpeculationBoundary {
   tool: string;
   /** Words for the user; inline code in backticks is rendered: "`npm install` changes files". */
   detail: string;
+  /**
+   * The whole sentence for the status line, in the user's words (inline markdown), e.g.
+   * "Stopped before `npm test`: it may change files. Tab runs it with your approval."
+   */
+  text?: string;
 }
 
 export interface SpeculationStatus {
@@ -173,6 +178,11 @@ export interface ModelInfo {
 export interface ChatSettings {
   /** `speculate.enterAcceptsSuggestion`: Enter on an empty input accepts the suggestion too. */
   enterAcceptsSuggestion: boolean;
+  /**
+   * VS Code's "Tab Moves Focus" (Ctrl+M) is on: Tab moves the focus and Ctrl+Enter accepts the
+   * suggestion instead.
+   */
+  tabMovesFocus?: boolean;
 }
 
 export interface Suggestion {
@@ -587,12 +597,12 @@ const isSpeculationStatus: Guard<SpeculationStatus> = shape({
   toolCalls: isCount,
   filesWritten: arrayOf(isString),
   suggestionId: optional(isString),
-  boundary: optional(shape({ type: isString, tool: isString, detail: isString })),
+  boundary: optional(shape({ type: isString, tool: isString, detail: isString, text: optional(isString) })),
   error: optional(isString),
 });
 
 const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, unconfigured: optional(isBoolean), fast: optional(isString) });
-const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean });
+const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean, tabMovesFocus: optional(isBoolean) });
 const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
 
 const isSpeculationPreview: Guard<SpeculationPreview> = shape({

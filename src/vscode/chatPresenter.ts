@@ -12,6 +12,7 @@ import { costOf, formatCost, formatCounts, formatUsageSummary, summarizeUsage, t
 import { UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from '../core/usage/usageLedger';
 import { isTranscriptItem } from '../shared/protocol';
 import type { ErrorAction } from '../core/llm/llmClient';
+import { boundarySentence } from './boundaryWords';
 import type {
   AttachmentView,
   ApprovalDecision,
@@ -66,12 +67,15 @@ export function speculationStatusOf(snapshot: SpeculationSnapshot | null, sugges
       return { state: 'running', ...base };
     case 'completed':
       return { state: 'ready', ...base };
-    case 'boundary':
+    case 'boundary': {
+      const boundary = snapshot.boundary ?? { type: 'limit' as const, tool: '', detail: 'stopped' };
+      const record = snapshot.toolCalls.find((call) => call.decision === 'boundary');
       return {
         state: 'boundary',
         ...base,
-        boundary: { type: snapshot.boundary?.type ?? 'limit', tool: snapshot.boundary?.tool ?? '', detail: snapshot.boundary?.detail ?? 'stopped' },
+        boundary: { type: boundary.type, tool: boundary.tool, detail: boundary.detail, text: boundarySentence(boundary, record, base.toolCalls) },
       };
+    }
     case 'failed':
       return { state: 'failed', ...base, error: snapshot.errorReason ?? snapshot.error ?? 'failed' };
     case 'aborted':

@@ -5,11 +5,13 @@ import type { ChatViewProvider } from './chatView';
 import type { SpeculateController } from './controller';
 import { setUpEndpoint } from './providerSetup';
 import { updateSetting } from './settings';
+import type { TabFocusModeMirror } from './tabFocusMode';
 
 export interface CommandServices {
   apiKeys: ApiKeyStore;
   chatView: ChatViewProvider;
   controller: SpeculateController;
+  tabFocus: TabFocusModeMirror;
 }
 
 async function pickModel(services: CommandServices, setting: 'model' | 'fastModel'): Promise<void> {
@@ -170,6 +172,7 @@ export function registerCommands(context: vscode.ExtensionContext, services: Com
   register('speculate.discardSpeculation', () => services.controller.discard());
   register('speculate.previewChanges', () => services.controller.preview());
   register('speculate.focusChat', () => services.chatView.reveal(true));
+  register('speculate.toggleTabFocusMode', () => services.tabFocus.toggle());
   register('speculate.showStatistics', async () => {
     const document = await vscode.workspace.openTextDocument({ content: services.controller.statisticsText(), language: 'plaintext' });
     await vscode.window.showTextDocument(document, { preview: true });

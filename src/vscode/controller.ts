@@ -58,6 +58,8 @@ export interface ControllerDeps {
   documents: CheckpointDocumentProvider;
   /** Settles when the start-up recovery of crashed accepts is done (checkpoint recovery waits for it). */
   housekeeping: Promise<void>;
+  /** VS Code's "Tab Moves Focus": the chat input then accepts with Ctrl+Enter, not Tab. */
+  tabFocus: { readonly tabMovesFocus: boolean; onDidChange: vscode.Event<boolean> };
 }
 
 export class SpeculateController implements vscode.Disposable {
@@ -117,7 +119,7 @@ export class SpeculateController implements vscode.Disposable {
           ...(endpoint ? {} : { unconfigured: true }),
         };
       },
-      settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion }),
+      settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion, tabMovesFocus: deps.tabFocus.tabMovesFocus }),
       prices: () => this.chatSettings.prices,
     });
     this.history = new ChatHistory({
@@ -157,6 +159,7 @@ export class SpeculateController implements vscode.Disposable {
         if (event.affectsConfiguration('speculate')) this.onSettingsChanged();
       }),
       deps.apiKeys.onDidChange(() => this.onSettingsChanged()),
+      deps.tabFocus.onDidChange(() => this.presenter.sendConfig()),
       deps.trust.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
       new IgnoredSettingsWatcher((keys) => this.reportIgnoredSettings(keys)),
     );

@@ -43,6 +43,8 @@ export class Composer {
   private suggestion: Suggestion | null = null;
   private busy = false;
   private settings: ChatSettings = { enterAcceptsSuggestion: false };
+  /** The accept key's label in the hint: Tab, or Ctrl+Enter while Tab moves focus. */
+  private readonly acceptKey = h('kbd', {}, 'Tab');
   private hadText = false;
   private lastAcceptAt = Number.NEGATIVE_INFINITY;
 
@@ -62,7 +64,7 @@ export class Composer {
     this.ghost = h('div', { class: 'ghost', 'aria-hidden': 'true', hidden: true }, this.ghostText);
     this.suggestionDescription = h('span', { id: 'suggestion-description', class: 'sr-only' });
 
-    const acceptHint = button(h('span', {}, h('kbd', {}, 'Tab'), ' to accept'), () => this.accept('click'), {
+    const acceptHint = button(h('span', {}, this.acceptKey, ' to accept'), () => this.accept('click'), {
       class: 'hint-accept',
       tabindex: '-1',
       title: 'Accept the suggestion (Tab)',
@@ -145,6 +147,8 @@ export class Composer {
 
   setSettings(settings: ChatSettings): void {
     this.settings = settings;
+    this.acceptKey.textContent = this.acceptKeyLabel();
+    this.describeSuggestion();
   }
 
   setBusy(busy: boolean): void {
@@ -166,12 +170,27 @@ export class Composer {
     this.hint.hidden = suggestion === null;
     this.element.classList.toggle('has-suggestion', suggestion !== null);
     this.textarea.placeholder = suggestion ? '' : PLACEHOLDER;
-    this.suggestionDescription.textContent = suggestion
-      ? `Suggested prompt: ${suggestion.text}. Press Tab to accept, Right Arrow to edit it, Escape to dismiss.`
-      : '';
+    this.describeSuggestion();
     this.resize();
     this.updateSendButton();
-    if (suggestion && changed) this.actions.announce(`Suggestion: ${suggestion.text}. Tab to accept.`);
+    // The suggestion's text is said once, when it appears; its status lines follow it.
+    if (suggestion && changed) this.actions.announce(`Suggestion: ${suggestion.text}. ${this.acceptKeyLabel()} to accept.`);
+  }
+
+  /**
+   * The key that accepts: Tab, unless VS Code's "Tab Moves Focus" (Ctrl+M) is on, when Tab must
+   * move the focus as everywhere else; Ctrl+Enter (⌘Enter) accepts in either case.
+   */
+  acceptKeyLabel(): string {
+    if (!this.settings.tabMovesFocus) return 'Tab';
+    return /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘Enter' : 'Ctrl+Enter';
+  }
+
+  private describeSuggestion(): void {
+    const suggestion = this.suggestion;
+    this.suggestionDescription.textContent = suggestion
+      ? `Suggested prompt: ${suggestion.text}. Press ${this.acceptKeyLabel()} to accept, Right Arrow to edit it, Escape to dismiss.`
+      : '';
   }
 
   private accept(method: AcceptMethod): void {
@@ -209,9 +228,11 @@ export class Composer {
     const plain = !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey;
     const suggestion = this.suggestion;
 
-    if (event.key === 'Tab' && plain && suggestion) {
+    const acceptChord = event.key === 'Enter' && (event.ctrlKey || event.metaKey) && !event.shiftKey && !event.altKey && this.textarea.value === '';
+    if (suggestion && ((event.key === 'Tab' && plain && !this.settings.tabMovesFocus) || acceptChord)) {
       event.preventDefault();
       event.stopPropagation();
+      // 'tab' is the accept key, whichever key that is now.
       this.accept('tab');
       return;
     }

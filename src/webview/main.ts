@@ -1,7 +1,8 @@
 // Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
 // and applies the host's messages (validated first; anything malformed is ignored).
-import { parseHostMessage, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
+import { parseHostMessage, type ChatSettings, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
 import { ChatHeader } from './chatHeader';
+import { Announcer } from './announcer';
 import { button, h, isScrolledToEnd } from './dom';
 import { HistoryView } from './history';
 import { Mentions } from './mentions';
@@ -25,21 +26,10 @@ function start(app: HTMLElement): void {
   let state: SavedState = saved ?? { draft: '', scrollTop: null };
   let initialised = false;
 
-  const announcer = h('div', { class: 'sr-only', 'aria-live': 'polite', 'aria-atomic': 'true', id: 'announcer' });
-  let announceTimer: number | undefined;
-  /** A sentence that must not be swapped out by the ones said right after it (the revealed result). */
-  let kept = '';
-  const announce = (text: string, keep = false): void => {
-    // Clearing first makes a repeated sentence be read again.
-    announcer.textContent = '';
-    window.clearTimeout(announceTimer);
-    const spoken = kept !== '' ? `${kept} ${text}` : text;
-    if (keep || kept !== '') kept = spoken;
-    announceTimer = window.setTimeout(() => {
-      announcer.textContent = spoken;
-      kept = '';
-    }, 40);
-  };
+  const announcer = new Announcer();
+  // Each sentence is its own line in the live region, so none swaps out another: the revealed
+  // result stays said when a notice follows at once, the suggestion when its status follows.
+  const announce = (text: string): void => announcer.say(text);
 
   const save = (patch: Partial<SavedState>): void => {
     state = { ...state, ...patch };
@@ -115,7 +105,7 @@ function start(app: HTMLElement): void {
   composer.element.prepend(follow.jumpButton);
 
   app.classList.add('chat');
-  app.replaceChildren(header.element, transcript.element, composer.element, history.element, announcer);
+  app.replaceChildren(header.element, transcript.element, composer.element, history.element, announcer.element);
 
   let lastSpeculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
   const showSpeculation = (next: SpeculationStatus): void => {
@@ -131,6 +121,11 @@ function start(app: HTMLElement): void {
     welcomeNoteText.textContent = model.demo
       ? 'You are on the built-in demo model. Set up your endpoint to chat with your own model.'
       : 'Connect a model to start: pick your provider, and Speculate checks the endpoint and stores its key.';
+  };
+
+  const applySettings = (settings: ChatSettings): void => {
+    composer.setSettings(settings);
+    status.setAcceptKey(composer.acceptKeyLabel());
   };
 
   const setBusy = (busy: boolean): void => {
@@ -152,7 +147,7 @@ function start(app: HTMLElement): void {
     setModel(snapshot.model);
     header.setTitle(snapshot.title ?? '');
     header.setUsage(snapshot.usage);
-    composer.setSettings(snapshot.settings);
+    applySettings(snapshot.settings);
     setBusy(snapshot.busy);
     if (!initialised) {
       // A draft kept by VS Code for this webview wins over the host's copy.
@@ -173,7 +168,7 @@ function start(app: HTMLElement): void {
         return applyInit(message.state);
       case 'config':
         setModel(message.model);
-        return composer.setSettings(message.settings);
+        return applySettings(message.settings);
       case 'userMessage':
         transcript.userMessage(message.id, message.text, message.speculated === true, message.attachments);
         // What the user just sent comes into view, wherever they had scrolled.

@@ -15,9 +15,17 @@ const IDLE: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] 
 export class SpeculationStatusLine {
   readonly element: HTMLElement;
   private status: SpeculationStatus = IDLE;
+  private acceptKey = 'Tab';
 
   constructor(private readonly actions: StatusActions) {
     this.element = h('div', { class: 'spec-status', hidden: true, 'data-state': 'idle' });
+  }
+
+  /** The key that accepts (Tab, or Ctrl+Enter while Tab moves focus), named in the line. */
+  setAcceptKey(label: string): void {
+    if (label === this.acceptKey) return;
+    this.acceptKey = label;
+    this.render();
   }
 
   get state(): SpeculationStatus['state'] {
@@ -53,26 +61,34 @@ export class SpeculationStatusLine {
     const parts: (Node | string)[] = [];
     const trailing: Node[] = [];
     const counts = this.counts();
+    // What matters most never shrinks ("Ready — Tab to apply"); the counts give way first, and the
+    // buttons move to a second row before the key is cut.
     if (s.state === 'running') {
-      parts.push(icon('spinner', 'spin status-icon'), h('span', { class: 'status-text' }, 'Running ahead…', counts ? h('span', { class: 'status-counts' }, ` ${counts}`) : ''));
+      parts.push(icon('spinner', 'spin status-icon'), h('span', { class: 'status-text status-primary' }, 'Running ahead…'));
+      if (counts) parts.push(h('span', { class: 'status-counts' }, counts));
     } else if (s.state === 'ready') {
-      parts.push(icon('check', 'status-icon'), h('span', { class: 'status-text' }, 'Ready — ', h('kbd', {}, 'Tab'), ' to apply', counts ? h('span', { class: 'status-counts' }, ` · ${counts}`) : ''));
+      parts.push(icon('check', 'status-icon'), h('span', { class: 'status-text status-primary' }, 'Ready — ', h('kbd', {}, this.acceptKey), ' to apply'));
+      if (counts) parts.push(h('span', { class: 'status-counts' }, `· ${counts}`));
     } else if (s.state === 'boundary') {
       const boundary = s.boundary;
-      const text = h('span', { class: 'status-text' }, 'Stopped before ');
-      if (boundary) {
-        text.append(h('code', {}, boundary.tool));
-        if (boundary.detail) text.append(': ', renderInlineMarkdown(boundary.detail));
-      } else text.append('a step that needs you');
+      const text = h('span', { class: 'status-text' });
+      if (boundary?.text) text.append(renderInlineMarkdown(this.withKey(boundary.text)));
+      else {
+        text.append('Stopped before ');
+        if (boundary) {
+          text.append(h('code', {}, boundary.tool));
+          if (boundary.detail) text.append(': ', renderInlineMarkdown(boundary.detail));
+        } else text.append('a step that needs you');
+        const note =
+          s.toolCalls > 0
+            ? `${this.acceptKey} applies the ${plural(s.toolCalls, 'finished tool call')}, then continues live.`
+            : `${this.acceptKey} sends it and continues live.`;
+        trailing.push(h('span', { class: 'status-note' }, note));
+      }
       parts.push(icon('pending', 'status-icon'), text);
-      const note =
-        s.toolCalls > 0
-          ? `Tab applies the ${plural(s.toolCalls, 'finished tool call')}, then continues live.`
-          : 'Tab sends it and continues live.';
-      trailing.push(h('span', { class: 'status-note' }, note));
     } else {
       const reason = s.error ? `: ${s.error}` : '';
-      parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${reason}${s.suggestionId !== undefined ? ' · Tab still sends it' : ''}`));
+      parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${reason}${s.suggestionId !== undefined ? ` · ${this.acceptKey} still sends it` : ''}`));
     }
     const actions = h('span', { class: 'status-actions' });
     if (s.filesWritten.length > 0 && s.state !== 'failed') {
@@ -94,7 +110,11 @@ export class SpeculationStatusLine {
       );
     }
     this.element.replaceChildren(...parts, actions, ...trailing);
-    this.element.title = [...this.element.querySelectorAll('.status-text, .status-note')].map((el) => el.textContent).join(' ');
+    this.element.title = [...this.element.querySelectorAll('.status-text, .status-counts, .status-note')].map((el) => el.textContent).join(' ');
+  }
+
+  private withKey(sentence: string): string {
+    return replaceTab(sentence, this.acceptKey);
   }
 
   private counts(): string {
@@ -111,14 +131,20 @@ export class SpeculationStatusLine {
         return 'Running the suggestion ahead.';
       case 'ready': {
         const files = s.filesWritten.length > 0 ? `, ${plural(s.filesWritten.length, 'file')} changed` : '';
-        return `Suggestion ready${this.counts() ? `, ${this.counts()}` : ''}${files}. Tab to apply.`;
+        return `Suggestion ready${this.counts() ? `, ${this.counts()}` : ''}${files}. ${this.acceptKey} to apply.`;
       }
       case 'boundary':
-        return `Stopped before ${s.boundary?.tool ?? 'a step that needs you'}. Tab applies what is done and continues.`;
+        if (s.boundary?.text) return this.withKey(s.boundary.text).replace(/`/g, '');
+        return `Stopped before ${s.boundary?.tool ?? 'a step that needs you'}. ${this.acceptKey} applies what is done and continues.`;
       default:
         return '';
     }
   }
+}
+
+/** The host's sentence names Tab; while Tab moves focus the accept key is another. */
+function replaceTab(sentence: string, key: string): string {
+  return key === 'Tab' ? sentence : sentence.replace(/\bTab\b/g, key);
 }
 
 function plural(n: number, word: string): string {

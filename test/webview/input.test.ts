@@ -201,14 +201,14 @@ describe('chat webview: input', function () {
     assert.equal(await line.isVisible(), false, 'idle shows nothing');
 
     await chat.send({ type: 'speculation', status: { state: 'running', toolCalls: 3, filesWritten: [], suggestionId: 's1' } });
-    assert.match(await line.innerText(), /Running ahead… 3 tool calls/);
+    assert.match(await line.innerText(), /Running ahead…\s+3 tool calls/);
     assert.equal(await line.locator('.icon-spinner').count(), 1);
     assert.equal(await line.locator('.preview').count(), 0, 'nothing to preview yet');
 
     await chat.send({ type: 'speculation', status: { state: 'ready', toolCalls: 4, filesWritten: ['test/parser.test.ts'], suggestionId: 's1' } });
-    assert.match(await line.innerText(), /Ready — Tab to apply · 4 tool calls/);
+    assert.match(await line.innerText(), /Ready — Tab to apply\s+· 4 tool calls/);
     assert.equal(await line.locator('.preview').getAttribute('aria-label'), 'Preview changes to 1 file');
-    await page.waitForFunction(() => document.getElementById('announcer')?.textContent === 'Suggestion ready, 4 tool calls, 1 file changed. Tab to apply.');
+    await page.waitForFunction(() => document.getElementById('announcer')?.lastElementChild?.textContent === 'Suggestion ready, 4 tool calls, 1 file changed. Tab to apply.');
     await chat.clearPosted();
     await line.locator('.preview').click();
     assert.deepEqual(await chat.waitForPosted('previewChanges'), { type: 'previewChanges' });
@@ -227,6 +227,16 @@ describe('chat webview: input', function () {
     });
     assert.match(await line.innerText(), /Stopped before run_shell_command: npm install changes files/);
     assert.equal(await line.locator('.status-text code').nth(1).innerText(), 'npm install', 'the host’s backticks become code');
+
+    // The host's sentence in the user's words replaces the tool name and the classifier's reason.
+    const said = 'Stopped before `npm test`: it may change files. Tab runs it with your approval.';
+    await chat.send({
+      type: 'speculation',
+      status: { state: 'boundary', toolCalls: 0, filesWritten: [], suggestionId: 's1', boundary: { type: 'shell', tool: 'run_shell_command', detail: '`npm test` may change files (npm runs scripts)', text: said } },
+    });
+    assert.equal(await line.locator('.status-text').innerText(), 'Stopped before npm test: it may change files. Tab runs it with your approval.');
+    assert.equal(await line.locator('.status-text code').innerText(), 'npm test');
+    assert.equal(await line.locator('.status-note').count(), 0, 'the sentence says what Tab does');
 
     await chat.send({ type: 'speculation', status: { state: 'failed', toolCalls: 0, filesWritten: [], suggestionId: 's1', error: 'the answer was cut off at the output limit' } });
     assert.match(await line.innerText(), /Couldn’t run ahead: the answer was cut off at the output limit · Tab still sends it/);

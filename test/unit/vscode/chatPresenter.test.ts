@@ -105,8 +105,16 @@ describe('ChatPresenter', () => {
     assert.equal(speculationStatusOf(snapshot({ status: 'running' })).state, 'running');
     assert.equal(speculationStatusOf(snapshot({ status: 'completed' })).state, 'ready');
     assert.equal(speculationStatusOf(snapshot({ status: 'aborted' })).state, 'idle');
-    const boundary = speculationStatusOf(snapshot({ status: 'boundary', boundary: { type: 'shell', tool: 'run_shell_command', detail: '`npm test` may change files' } }));
-    assert.deepEqual(boundary.boundary, { type: 'shell', tool: 'run_shell_command', detail: '`npm test` may change files' });
+    const stoppedAt = { index: 0, id: 'c1', name: 'run_shell_command', args: { command: 'npm test' }, rawArgs: '{"command":"npm test"}', summary: 'npm test', decision: 'boundary' as const, executed: false, ok: null, result: null };
+    const boundary = speculationStatusOf(
+      snapshot({ status: 'boundary', boundary: { type: 'shell', tool: 'run_shell_command', detail: '`npm test` may change files (npm runs package scripts)' }, toolCalls: [stoppedAt] }),
+    );
+    assert.deepEqual(boundary.boundary, {
+      type: 'shell',
+      tool: 'run_shell_command',
+      detail: '`npm test` may change files (npm runs package scripts)',
+      text: 'Stopped before `npm test`: it may change files. Tab runs it with your approval.',
+    });
     const failed = speculationStatusOf(snapshot({ status: 'failed', error: 'HTTP 500' }));
     assert.equal(failed.error, 'HTTP 500');
     const written = speculationStatusOf(snapshot({ filesWritten: [{ path: 'src/a.ts', kind: 'modified' }] }));
