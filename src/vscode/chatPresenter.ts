@@ -42,7 +42,12 @@ function clip(text: string): string {
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n… (${text.length - MAX_RESULT_CHARS} more characters)` : text;
 }
 
-const ACTION_IDS: Record<ErrorAction, ChatActionId> = { open_settings: 'openUserSettings', set_api_key: 'setApiKey', select_model: 'selectModel' };
+const ACTION_IDS: Record<ErrorAction, ChatActionId> = {
+  open_settings: 'openUserSettings',
+  set_api_key: 'setApiKey',
+  select_model: 'selectModel',
+  set_up_endpoint: 'setUpEndpoint',
+};
 
 /** The buttons an error block offers: each fix as a chat action (the host maps it to a fixed command). */
 export function errorActions(actions: readonly ErrorAction[]): ChatAction[] {
@@ -204,6 +209,8 @@ export interface PresenterOptions {
   settings: () => ChatSettings;
   /** The price table in force (speculate.usage.prices); none = tokens only. */
   prices?: () => PriceTable | undefined;
+  /** Every error shown in the chat also goes here (the Speculate output channel). */
+  logError?: (message: string) => void;
 }
 
 /**
@@ -402,6 +409,7 @@ export class ChatPresenter implements ApprovalPrompter {
   }
 
   error(message: string, retryable: boolean, actions: readonly ErrorAction[] = []): void {
+    this.options.logError?.(message);
     this.closeOpen();
     const id = this.id('e');
     const buttons = errorActions(actions);

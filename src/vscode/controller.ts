@@ -20,7 +20,7 @@ import type { CheckpointDocumentProvider } from './checkpointDocuments';
 import { openCheckpointStore } from './checkpointStorage';
 import { setContextKey } from './contextKeys';
 import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
-import { NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
+import { NO_ENDPOINT_ACTIONS, NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
 import { IgnoredSettingsWatcher } from './ignoredSettings';
 import { EditorLspProvider } from './lspProvider';
 import { ignoredWorkspaceSettingsText, trustedNowText, UNTRUSTED_WORKSPACE_TEXT, type UserOnlySetting } from './settingPolicy';
@@ -121,6 +121,7 @@ export class SpeculateController implements vscode.Disposable {
       },
       settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion, tabMovesFocus: deps.tabFocus.tabMovesFocus }),
       prices: () => this.chatSettings.prices,
+      logError: (message) => deps.output.error(message),
     });
     this.history = new ChatHistory({
       context: deps.context,
@@ -413,7 +414,7 @@ export class SpeculateController implements vscode.Disposable {
         if (!this.endpoint()) {
           // Shown, but not in the history (-1): nothing was sent, so there is nothing to edit.
           this.presenter.handle({ type: 'user_message', text: message.text, historyIndex: -1, attachments: [] });
-          this.presenter.error(NO_ENDPOINT_MESSAGE, false, ['open_settings', 'set_api_key', 'select_model']);
+          this.presenter.error(NO_ENDPOINT_MESSAGE, false, NO_ENDPOINT_ACTIONS);
           return;
         }
         // A submit leaves the input empty; the webview sends no separate `typing` for it.

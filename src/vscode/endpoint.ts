@@ -1,7 +1,7 @@
 // Which endpoint the chat talks to, from the user's settings, the key stored for its origin and the
 // demo model: a client that reads them on every request, so changing a setting or a key needs no
 // restart. The key is looked up by origin and bound to it on the wire (keyBoundFetch).
-import { LlmError, type ChatRequest, type LlmClient, type LlmEvent } from '../core/llm/llmClient';
+import { LlmError, type ChatRequest, type ErrorAction, type LlmClient, type LlmEvent } from '../core/llm/llmClient';
 import type { LearnedProfiles } from '../core/llm/learnedProfiles';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { originOf, type ApiKeyLookup } from './apiKeys';
@@ -28,6 +28,9 @@ export function resolveEndpoint(settings: Pick<SpeculateSettings, 'baseUrl' | 'm
 
 export const NO_ENDPOINT_MESSAGE =
   'No endpoint is configured. Set "speculate.baseUrl" in your user settings to an OpenAI-compatible URL (for example https://api.openai.com/v1 or http://localhost:11434/v1), choose a model with "Speculate: Select Model", and store a key with "Speculate: Set API Key" if the endpoint needs one.';
+
+/** The fixes for a missing endpoint: the preset picker first, the settings for those who know the URL. */
+export const NO_ENDPOINT_ACTIONS: readonly ErrorAction[] = ['set_up_endpoint', 'open_settings'];
 
 export function invalidBaseUrlMessage(baseUrl: string): string {
   return `The setting speculate.baseUrl is not an http(s) URL: "${baseUrl}". Set it in your user settings to your endpoint, for example https://api.openai.com/v1.`;
@@ -63,8 +66,8 @@ export class SettingsLlmClient implements LlmClient {
 
   private async client(): Promise<{ client: OpenAiCompatibleClient; key: string | undefined }> {
     const { endpoint, settings } = this.options.current();
-    if (!endpoint) throw new LlmError('not_found', NO_ENDPOINT_MESSAGE, { actions: ['open_settings', 'set_api_key', 'select_model'] });
-    if (!endpoint.origin) throw new LlmError('not_found', invalidBaseUrlMessage(endpoint.baseUrl), { actions: ['open_settings'] });
+    if (!endpoint) throw new LlmError('not_found', NO_ENDPOINT_MESSAGE, { actions: NO_ENDPOINT_ACTIONS });
+    if (!endpoint.origin) throw new LlmError('not_found', invalidBaseUrlMessage(endpoint.baseUrl), { actions: ['set_up_endpoint', 'open_settings'] });
     const key = endpoint.demo ? undefined : await this.options.keys.keyFor(endpoint.origin);
     const fields = [endpoint.baseUrl, key, settings.prefixCaching, settings.requestTimeoutMs, settings.azureApiVersion] as const;
     if (!this.cached || this.cached.fields.some((field, i) => field !== fields[i])) {
@@ -91,7 +94,7 @@ export class SettingsLlmClient implements LlmClient {
   async *stream(request: ChatRequest): AsyncIterable<LlmEvent> {
     const { endpoint } = this.options.current();
     if (endpoint && !request.model) {
-      throw new LlmError('not_found', 'No model is selected. Run "Speculate: Select Model" or set "speculate.model".', { actions: ['select_model'] });
+      throw new LlmError('not_found', 'No model is selected. Run "Speculate: Select Model" or set "speculate.model".', { actions: ['select_model', 'set_up_endpoint'] });
     }
     const { client, key } = await this.client();
     try {

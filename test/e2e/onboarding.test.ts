@@ -5,11 +5,9 @@ import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
+import { CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, refusedUrl, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
 
 const KEY = 'sk-walkthrough-canary-77f2';
-/** Nothing listens on port 9 (discard) here: connection refused. */
-const DEAD_URL = 'http://127.0.0.1:9/v1';
 
 function userSettings(workbench: Workbench): Record<string, unknown> {
   return JSON.parse(readFileSync(workbench.userSettingsFile, 'utf8')) as Record<string, unknown>;
@@ -55,13 +53,14 @@ describe('the walkthrough sets up an endpoint', function () {
     // First a URL where nothing answers: the check says so and offers to change it.
     await waitForQuickInput(page, /vLLM base URL/);
     assert.equal(await quickInputBox(page).inputValue(), 'http://localhost:8000/v1', 'the preset fills the URL');
-    await quickInputBox(page).fill(DEAD_URL);
+    const dead = await refusedUrl();
+    await quickInputBox(page).fill(dead);
     await quickInputBox(page).press('Enter');
-    await waitForQuickInput(page, /API key for http:\/\/127\.0\.0\.1:9/);
+    await waitForQuickInput(page, new RegExp(`API key for ${new URL(dead).origin.replace(/[.]/g, '\\.')}`));
     await quickInputBox(page).press('Enter');
     await waitForQuickInput(page, /did not answer as expected/);
     // What went wrong, in the picker's prompt line.
-    assert.match((await quickInputBox(page).getAttribute('placeholder')) ?? '', /Cannot (reach|connect to) the model endpoint at http:\/\/127\.0\.0\.1:9/);
+    assert.match((await quickInputBox(page).getAttribute('placeholder')) ?? '', new RegExp(`Cannot reach the model endpoint at ${dead.replace(/[.]/g, '\\.')} \\(ECONNREFUSED\\)`));
     await workbench.screenshot('walkthrough-endpoint-refused');
     await quickInput(page).locator('.quick-input-list .monaco-list-row', { hasText: 'Change the URL or key' }).click();
 

@@ -1,6 +1,7 @@
 // One real VS Code workbench for the end-to-end suites: the VS Code server with the extension loaded
 // from the work tree, a temporary copy of the demo workspace, and a Chromium page on it.
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
@@ -16,8 +17,10 @@ export interface Workbench {
   workspace: string;
   /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate-<uid>/). */
   tmpDir: string;
-  /** The VS Code server's user settings file (what the user's settings say now). */
+  /** The VS Code server's user settings file (what the user's settings say now; VS Code picks up edits). */
   userSettingsFile: string;
+  /** The server's data folder (logs, user data, extensions). */
+  dataDir: string;
   /** The chat webview's document. */
   chat(): FrameLocator;
   screenshot(name: string): Promise<string>;
@@ -81,6 +84,7 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
       workspace,
       tmpDir: join(server.dataDir, 'tmp'),
       userSettingsFile: server.userSettingsFile,
+      dataDir: server.dataDir,
       chat: () => page.frameLocator(`iframe.webview.ready[src*="extensionId=${EXTENSION_ID}"]`).frameLocator('iframe#active-frame'),
       async screenshot(name) {
         mkdirSync(artifactsDir, { recursive: true });
@@ -154,6 +158,15 @@ export const quickInputBox = (page: Page) => page.locator('.quick-input-widget .
 /** Waits for the quick input to show `title`, so keys go to the right step. */
 export async function waitForQuickInput(page: Page, title: RegExp): Promise<void> {
   await quickInput(page).locator('.quick-input-title', { hasText: title }).waitFor();
+}
+
+/** An http URL on 127.0.0.1 where nothing listens (a port just freed): connecting is refused. */
+export async function refusedUrl(): Promise<string> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return `http://127.0.0.1:${port}/v1`;
 }
 
 /** Resolves once `check` holds (the scripted server records requests as they arrive). */

@@ -63,7 +63,7 @@ function classifyRaw(error: unknown, context: ErrorContext): ClassifiedError {
       error: new LlmError(
         'network',
         `Cannot reach the model endpoint at ${context.baseURL} (${code}). Check that the server is running and that the setting speculate.baseUrl is right.`,
-        { reason: `cannot reach ${context.baseURL} (${code})`, actions: ['open_settings'] },
+        { reason: `cannot reach ${context.baseURL} (${code})`, actions: ['set_up_endpoint', 'open_settings'] },
       ),
       retryable: false,
     };
@@ -80,7 +80,7 @@ function classifyRaw(error: unknown, context: ErrorContext): ClassifiedError {
     return {
       error: new LlmError('network', `Cannot connect to the model endpoint at ${context.baseURL}: ${describe(error)}. Check speculate.baseUrl and your network.`, {
         reason: `cannot connect to ${context.baseURL}`,
-        actions: ['open_settings'],
+        actions: ['set_up_endpoint', 'open_settings'],
       }),
       retryable: false,
     };
@@ -106,7 +106,7 @@ export function classifyStatus(status: number, server: ServerError, context: Err
       ? `Check that the key belongs to this Azure resource (it is sent in the api-key header), then run "Speculate: Set API Key" to store it.`
       : `Run "Speculate: Set API Key" to enter a valid key for ${context.baseURL}.`;
     const refused = status === 401 ? 'rejected the API key' : 'refused access';
-    return fail('auth', `${Who} ${refused} (${said}). ${what}`, ['set_api_key', 'open_settings']);
+    return fail('auth', `${Who} ${refused} (${said}). ${what}`, ['set_api_key', 'set_up_endpoint', 'open_settings']);
   }
   if (status === 402 || (status === 429 && quota)) {
     return fail('quota', `${Who} refused the request for billing reasons (${said}). Add credit or raise the limit with the provider; waiting will not help.`);

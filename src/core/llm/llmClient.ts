@@ -60,7 +60,8 @@ export type LlmErrorKind =
   | 'content_filter'; // finish_reason "content_filter": the provider's filter stopped the answer
 
 /** What the user can do about an error, offered as a button where the error is shown. */
-export type ErrorAction = 'open_settings' | 'set_api_key' | 'select_model';
+/** The fixes an error can offer; set_up_endpoint is the preset picker (pick a provider again). */
+export type ErrorAction = 'open_settings' | 'set_api_key' | 'select_model' | 'set_up_endpoint';
 
 export interface LlmErrorDetails {
   status?: number;

@@ -238,7 +238,7 @@ describe('provider handling parts', () => {
         (async () => {
           for await (const event of client.stream({ model: 'd', messages: replayHistory() })) void event;
         })(),
-        (error: { actions?: string[]; message?: string }) => /api-key header/.test(error.message ?? '') && JSON.stringify(error.actions) === '["set_api_key","open_settings"]',
+        (error: { actions?: string[]; message?: string }) => /api-key header/.test(error.message ?? '') && JSON.stringify(error.actions) === '["set_api_key","set_up_endpoint","open_settings"]',
       );
     } finally {
       await server.close();
