@@ -46,7 +46,8 @@ export function boundarySentence(boundary: Boundary, record: ToolCallRecord | un
     case 'edit': {
       const file = argument(record, 'file_path', 'path');
       const mode = /in (\S+) mode/.exec(boundary.detail)?.[1];
-      const target = file ? `editing ${quoted(file)}` : 'an edit';
+      const verb = record?.name === 'write_file' ? 'writing' : 'editing';
+      const target = file ? `${verb} ${quoted(file)}` : 'an edit';
       return `Stopped before ${target}: edits ask first${mode ? ` in ${mode} mode` : ''}. ${tabDoes(finishedCalls, 'asks you for it')}`;
     }
     case 'path': {

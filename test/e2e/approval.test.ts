@@ -35,6 +35,7 @@ describe('approvals in the workbench (default mode)', function () {
     await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a test for farewell' }).waitFor();
     const status = chat.locator('.spec-status[data-state="boundary"]');
     await status.waitFor();
-    assert.match(await status.innerText(), /write_file/);
+    // In the user's words: the step, why it needs them, what Tab does.
+    assert.equal(await status.locator('.status-text').innerText(), 'Stopped before writing test/greet.test.mjs: edits ask first in default mode. Tab asks you for it.');
   });
 });

@@ -130,7 +130,8 @@ describe('Engine end-to-end over replayed servers', function () {
     assert.match(error?.message ?? '', /cut off: the model reached its output limit \(finish_reason "length"\)\. Send "continue"/);
     assert.equal(error?.retryable, false, 'nothing to resume: the cut answer is in the history');
     assert.equal((w.session.messages.at(-1) as { content?: string }).content, 'Step one: open the');
-    assert.ok(!w.server.chatRequests.some(isSuggestionRequest), 'no suggestion after a cut answer');
+    // The answered warm-up may be predicted from; the cut answer may not.
+    assert.ok(!w.server.chatRequests.some((r) => isSuggestionRequest(r) && taskOf(r) === 'list the steps'), 'no suggestion after a cut answer');
   });
 
   it('main chat: a tool call cut at the output limit does not run; Retry lets the model try again', async () => {

@@ -31,6 +31,12 @@ const cases: { what: string; boundary: Boundary; record?: ToolCallRecord; done?:
     says: 'Stopped before editing `src/greet.ts`: edits ask first in default mode. Tab applies the 1 finished step, then asks you for it.',
   },
   {
+    what: 'a new file in default mode',
+    boundary: { type: 'edit', tool: 'write_file', detail: 'edits need your approval in default mode' },
+    record: call('write_file', { file_path: 'test/greet.test.mjs', content: 'x' }),
+    says: 'Stopped before writing `test/greet.test.mjs`: edits ask first in default mode. Tab asks you for it.',
+  },
+  {
     what: 'a path outside the folder',
     boundary: { type: 'path', tool: 'read_file', detail: 'Path "../x" resolves outside the workspace' },
     record: call('read_file', { file_path: '../x' }),
