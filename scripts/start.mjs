@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { packageExtension } from './lib/package.mjs';
 import { repoRoot, startVsCodeServer, workbenchUrl } from './lib/vscodeServer.mjs';
 
 process.chdir(repoRoot);
@@ -34,14 +35,6 @@ const DEMO_USER_SETTINGS = {
   'extensions.ignoreRecommendations': true,
   'telemetry.telemetryLevel': 'off',
 };
-
-/** The .vsix as `npm run package` makes it (production build), for the server to install. */
-function packageExtension() {
-  const vsix = join(scratch, 'speculate.vsix');
-  const vsce = join(repoRoot, 'node_modules/@vscode/vsce/vsce');
-  execFileSync(process.execPath, [vsce, 'package', '--no-dependencies', '--allow-missing-repository', '--no-rewrite-relative-links', '--out', vsix], { stdio: ['ignore', 'ignore', 'inherit'] });
-  return vsix;
-}
 
 const children = [];
 let server;
@@ -85,7 +78,7 @@ try {
     // SPECULATE_OPEN_CHAT: the window opens on the chat with its input focused.
     env: { SPECULATE_OPEN_CHAT: '1', ...(demoUrl ? { SPECULATE_DEMO_MODEL_URL: demoUrl } : {}) },
     userSettings: DEMO_USER_SETTINGS,
-    ...(dev ? {} : { installExtensions: [packageExtension()] }),
+    ...(dev ? {} : { installExtensions: [packageExtension(join(scratch, 'speculate.vsix'), { quiet: true })] }),
   });
   const url = workbenchUrl(server.origin, { folder: workspace, ...(dev ? { extensionPath: repoRoot } : {}) });
   console.log('\nSpeculate is running in VS Code (server on 127.0.0.1 only, no auth):\n');

@@ -3,9 +3,10 @@
 // endpoint only, picks the models, and the next message goes there with the key.
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, refusedUrl, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
+import { artifactsDir, CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, refusedUrl, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
 
 const KEY = 'sk-walkthrough-canary-77f2';
 
@@ -42,6 +43,8 @@ describe('the walkthrough sets up an endpoint', function () {
 
     await waitForQuickInput(page, /which provider/);
     await workbench.screenshot('walkthrough-provider-presets');
+    // The picker alone, for the README (media/readme/4-setup.png is taken from it).
+    await quickInput(page).screenshot({ path: join(artifactsDir, 'walkthrough-provider-picker.png') });
     // The list is virtual (only rows in view exist): filter to each preset in turn.
     for (const label of ['OpenAI', 'Azure OpenAI', 'OpenRouter', 'DashScope', 'Ollama', 'LM Studio', 'vLLM', 'llama.cpp server', 'Another OpenAI-compatible endpoint']) {
       await quickInputBox(page).fill(label);

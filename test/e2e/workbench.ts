@@ -33,7 +33,7 @@ interface ServerHandle { origin: string; dataDir: string; userSettingsFile: stri
 async function loadScripts() {
   const server = (await import(join(repoRoot, 'scripts/lib/vscodeServer.mjs'))) as {
     startVsCodeServer(options?: object): Promise<ServerHandle>;
-    workbenchUrl(origin: string, options: { folder: string; extensionPath: string; testsPath?: string }): string;
+    workbenchUrl(origin: string, options: { folder?: string; workspace?: string; extensionPath?: string; testsPath?: string }): string;
   };
   const browser = (await import(join(repoRoot, 'scripts/lib/browser.mjs'))) as { launchChromium(): Promise<Browser> };
   return { ...server, ...browser };
@@ -55,6 +55,8 @@ export interface WorkbenchOptions {
   prepareWorkspace?: (workspace: string) => void;
   /** A module the extension host loads as its tests (the benchmarks' host probe). */
   testsPath?: string;
+  /** Install this .vsix into the server and use it, instead of loading the work tree as a development extension. */
+  installVsix?: string;
 }
 
 export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
@@ -71,12 +73,14 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
     env: options.env ?? {},
     userSettings: { 'workbench.startupEditor': 'none', ...options.settings },
     workspaceTrust: options.workspaceTrust ?? false,
+    ...(options.installVsix ? { installExtensions: [options.installVsix] } : {}),
   });
   let browser: Browser | undefined;
   try {
     browser = await scripts.launchChromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, extensionPath: repoRoot, ...(options.testsPath ? { testsPath: options.testsPath } : {}) }));
+    const extension = options.installVsix ? {} : { extensionPath: repoRoot };
+    await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, ...extension, ...(options.testsPath ? { testsPath: options.testsPath } : {}) }));
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     const openedBrowser = browser;
     return {

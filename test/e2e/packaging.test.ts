@@ -1,0 +1,112 @@
+// The .vsix a user installs: built as `npm run package` builds it, holding only the bundles, media,
+// README, CHANGELOG, LICENSE and package.json, at most 3 MB; installed into VS Code's server it
+// chats with the scripted model, and its extension page shows the README with its images.
+import * as assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { demoReply } from '../fixtures/scripted/demoScript';
+import { ScriptedServer } from '../fixtures/scriptedServer';
+import { openChatView, openWorkbench, repoRoot, sendMessage, waitIdle, type Workbench } from './workbench';
+import { zipEntries, type ZipEntry } from './zipEntries';
+
+const MAX_VSIX_BYTES = 3 * 1024 * 1024;
+/** What may be in the package besides media/: the manifest files vsce writes, and our own. */
+const ALLOWED = [
+  '[Content_Types].xml',
+  'extension.vsixmanifest',
+  'extension/package.json',
+  'extension/readme.md',
+  'extension/changelog.md',
+  'extension/LICENSE.txt',
+  'extension/dist/extension.js',
+  'extension/dist/cli.js',
+  'extension/dist/webview.js',
+  'extension/dist/tree-sitter-bash.wasm',
+  'extension/dist/web-tree-sitter.wasm',
+];
+
+describe('the packaged extension', function () {
+  this.timeout(300_000);
+  const scratch = mkdtempSync(join(tmpdir(), 'speculate-vsix-'));
+  const vsix = join(scratch, 'speculate.vsix');
+  let entries: ZipEntry[] = [];
+  let model: ScriptedServer | undefined;
+  let workbench: Workbench | undefined;
+
+  before(async () => {
+    const { packageExtension } = (await import(join(repoRoot, 'scripts/lib/package.mjs'))) as { packageExtension(out: string, options?: { quiet?: boolean }): string };
+    packageExtension(vsix, { quiet: true });
+    entries = zipEntries(vsix);
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  });
+  after(async () => {
+    await workbench?.close();
+    await model?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  it('holds only the bundles, media, README, CHANGELOG, LICENSE and package.json, at most 3 MB', () => {
+    const names = entries.map((entry) => entry.name);
+    const unexpected = names.filter((name) => !ALLOWED.includes(name) && !name.startsWith('extension/media/'));
+    assert.deepEqual(unexpected, [], 'nothing else is packaged (no sources, tests, maps or node_modules)');
+    for (const name of ALLOWED) assert.ok(names.includes(name), `${name} is packaged`);
+    assert.ok(!names.some((name) => name.endsWith('.map')), 'no source maps');
+    const size = statSync(vsix).size;
+    assert.ok(size <= MAX_VSIX_BYTES, `${size} bytes ≤ 3 MB`);
+    console.log(`      speculate.vsix: ${names.length} files, ${(size / 1024).toFixed(0)} KB packed, ${(entries.reduce((sum, e) => sum + e.size, 0) / 1024).toFixed(0)} KB installed`);
+
+    // Every image the README shows, and the walkthrough's pages, are in the package.
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const images = [...readme.matchAll(/!\[[^\]]*\]\(([^)]+)\)/g)].map((m) => m[1]);
+    assert.ok(images.length >= 3, 'the README has screenshots');
+    for (const image of images) {
+      assert.doesNotMatch(image, /^https?:/, `${image} is a packaged image, not a link`);
+      assert.ok(names.includes(`extension/${image}`), `${image} is packaged`);
+    }
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { icon: string; contributes: { walkthroughs: { steps: { media: { markdown?: string } }[] }[] } };
+    assert.ok(names.includes(`extension/${manifest.icon}`), 'the icon is packaged');
+    for (const step of manifest.contributes.walkthroughs.flatMap((w) => w.steps)) {
+      if (step.media.markdown) assert.ok(names.includes(`extension/${step.media.markdown}`), `${step.media.markdown} is packaged`);
+    }
+  });
+
+  it('installs into VS Code, chats with the model, and its extension page shows the README with its images', async () => {
+    model = new ScriptedServer({ script: (request) => demoReply(request.body ?? {}) });
+    await model.start();
+    workbench = await openWorkbench({
+      installVsix: vsix,
+      settings: { 'speculate.baseUrl': model.baseUrl, 'speculate.model': 'scripted-demo', 'workbench.welcomePage.walkthroughs.openOnInstall': false },
+    });
+    const { page } = workbench;
+    assert.doesNotMatch(await page.title(), /Extension Development Host/, 'the installed extension, not a development one');
+    const chat = await openChatView(workbench);
+    await sendMessage(chat, 'list the files');
+    await chat.locator('.assistant-text', { hasText: 'Here is what the workspace holds' }).waitFor();
+    await waitIdle(chat);
+    assert.ok(model.chatRequests.length > 0);
+
+    // The extension page (Extensions view → Speculate) renders the packaged README.
+    await page.locator('.activitybar [aria-label^="Extensions"]').first().click();
+    const search = page.locator('.extensions-viewlet .suggest-input-container .monaco-editor textarea, .extensions-viewlet .suggest-input-container textarea').first();
+    await search.waitFor();
+    await search.fill('@installed Speculate');
+    await page.locator('.extensions-viewlet .monaco-list-row', { hasText: 'Speculate' }).first().click();
+    const editor = page.locator('.extension-editor');
+    await editor.locator('.name', { hasText: 'Speculate' }).waitFor();
+    const readmeFrame = page.frameLocator('.extension-editor iframe.webview.ready').frameLocator('iframe#active-frame');
+    await readmeFrame.locator('h2', { hasText: 'Getting started' }).waitFor({ timeout: 30_000 });
+    const loaded = async () =>
+      readmeFrame.locator('img').evaluateAll((imgs) => imgs.map((img) => ({ src: (img as HTMLImageElement).getAttribute('src') ?? '', ok: (img as HTMLImageElement).complete && (img as HTMLImageElement).naturalWidth > 0 })));
+    let images = await loaded();
+    for (let tries = 0; tries < 50 && !(images.length >= 4 && images.every((i) => i.ok)); tries++) {
+      await page.waitForTimeout(200);
+      images = await loaded();
+    }
+    assert.ok(images.length >= 4, `the README shows its screenshots (${images.length} images)`);
+    assert.deepEqual(images.filter((i) => !i.ok), [], 'every README image loaded');
+    await workbench.screenshot('extension-page-readme');
+  });
+});
