@@ -3,6 +3,7 @@ import * as vscode from 'vscode';
 import type { CheckpointStore } from './core/checkpoints';
 import { cleanupStaleOverlays } from './core/followup/overlayFs';
 import { ApiKeyStore } from './vscode/apiKeys';
+import { ChatFolder } from './vscode/chatFolder';
 import { ChatViewProvider } from './vscode/chatView';
 import { CHECKPOINT_SCHEME, CheckpointDocumentProvider, PROPOSED_SCHEME } from './vscode/checkpointDocuments';
 import { registerCommands } from './vscode/commands';
@@ -50,12 +51,14 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   });
   const documents: CheckpointDocumentProvider = new CheckpointDocumentProvider((): CheckpointStore | undefined => controller.currentSession?.checkpointStore);
   const tabFocus = new TabFocusModeMirror();
-  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping, tabFocus });
+  const folder = new ChatFolder();
+  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping, tabFocus, folder });
   active = controller;
   context.subscriptions.push(
     output,
     apiKeys,
     tabFocus,
+    folder,
     chatView,
     fsProvider,
     controller,

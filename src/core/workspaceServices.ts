@@ -6,6 +6,7 @@ import type { ToolRegistry } from './chat/toolRegistry';
 import { OverlayFs } from './followup/overlayFs';
 import type { SpeculationOverlay } from './followup/speculation';
 import { defaultStateDir } from './checkpoints/stateDir';
+import { FolderRoutingFs } from './fs/folderRoutingFs';
 import { NodeWorkspaceFs } from './fs/nodeWorkspaceFs';
 import { FileWorkspaceLock, processLock, type WorkspaceLock } from './fs/workspaceLock';
 import { DEFAULT_PROTECTED_PATHS, ProtectedPaths } from './fs/protectedPaths';
@@ -37,7 +38,10 @@ export interface WorkspaceServicesOptions {
   tmpRoot?: string;
   /** Tried when tmpRoot lies inside a workspace (tests pass their own instead of the machine's). */
   fallbackTmpRoots?: readonly string[];
-  /** Other folders open beside this one: overlays never go inside them either. */
+  /**
+   * Other folders open beside this one (a multi-root window): overlays never go inside them, and
+   * the live chat's tools may use paths into them (`../beta/x`) as those folders' own paths.
+   */
   otherWorkspaces?: readonly string[];
   /** Extra tool ports (LSP from the editor, a question prompter). */
   toolContext?: Partial<Omit<ToolContext, 'fs'>>;
@@ -77,11 +81,16 @@ export function applySandboxSettings(toolContext: ToolContext, settings: Sandbox
 
 export async function openWorkspaceServices(root: string, options: WorkspaceServicesOptions = {}): Promise<WorkspaceServices> {
   const warnings: string[] = [];
-  const lock = await openLock(root, options.stateDir ?? defaultStateDir(), warnings);
+  const stateDir = options.stateDir ?? defaultStateDir();
+  const lock = await openLock(root, stateDir, warnings);
   const fs = await NodeWorkspaceFs.open(root, { lock });
+  // Each other folder's live writes take that folder's own lock (another window may have it open alone).
+  const others = await Promise.all((options.otherWorkspaces ?? []).map(async (folder) => NodeWorkspaceFs.open(folder, { lock: await openLock(folder, stateDir, warnings) })));
   const registry = createToolRegistry();
   const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
-  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs };
+  // The overlay stays on `fs` alone: a speculation that reaches into another folder stops there.
+  const toolFs = others.length > 0 ? new FolderRoutingFs(fs, others) : fs;
+  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs: toolFs };
   if (options.sandbox) applySandboxSettings(toolContext, options.sandbox);
   return {
     protectedPaths,

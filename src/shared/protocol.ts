@@ -175,6 +175,15 @@ export interface ModelInfo {
   fast?: string;
 }
 
+/** The workspace folder the chat works on, shown in its header when more than one is open. */
+export interface FolderView {
+  name: string;
+  /** Its path, for the tooltip. */
+  path: string;
+  /** How many other folders are open in the window (0: the header shows no folder). */
+  others: number;
+}
+
 export interface ChatSettings {
   /** `speculate.enterAcceptsSuggestion`: Enter on an empty input accepts the suggestion too. */
   enterAcceptsSuggestion: boolean;
@@ -219,6 +228,8 @@ export type RevealOutcome =
 
 /** The full state the webview renders after (re)loading. */
 export interface ChatSnapshot {
+  /** The folder the chat works on (multi-root windows show it in the header). */
+  folder?: FolderView;
   transcript: TranscriptItem[];
   /** A turn is running: the send button is a Stop button. */
   busy: boolean;
@@ -333,7 +344,7 @@ export type HostToWebview =
   /** Full snapshot; replaces everything on screen. Send on `ready`, and again whenever useful. */
   | { type: 'init'; state: ChatSnapshot }
   /** Model label or settings changed while the view is open. */
-  | { type: 'config'; model: ModelInfo; settings: ChatSettings }
+  | { type: 'config'; model: ModelInfo; settings: ChatSettings; folder?: FolderView }
   | { type: 'userMessage'; id: string; text: string; speculated?: boolean; attachments?: AttachmentView[] }
   | { type: 'assistantStart'; id: string; speculated?: boolean }
   /** Appends markdown to the message `id` (the webview re-renders only that message). */
@@ -461,7 +472,9 @@ export type WebviewToHost =
   | { type: 'restoreTo'; turnEndId: string }
   | { type: 'undoConflictChoice'; conflictId: string; path: string; choice: 'open-diff' | UndoConflictResolution }
   /** Review before Tab: leave a file out of the accept (or put it back). */
-  | { type: 'excludeFile'; runId: string; path: string; excluded: boolean };
+  | { type: 'excludeFile'; runId: string; path: string; excluded: boolean }
+  /** The folder button in the chat header: the host asks which open folder the chat works on. */
+  | { type: 'pickFolder' };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -602,6 +615,8 @@ const isSpeculationStatus: Guard<SpeculationStatus> = shape({
 });
 
 const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, unconfigured: optional(isBoolean), fast: optional(isString) });
+
+const isFolderView: Guard<FolderView> = shape({ name: isString, path: isString, others: isCount });
 const isChatSettings: Guard<ChatSettings> = shape({ enterAcceptsSuggestion: isBoolean, tabMovesFocus: optional(isBoolean) });
 const isSuggestion: Guard<Suggestion> = shape({ id: isId, text: isString });
 
@@ -615,6 +630,7 @@ const isSpeculationPreview: Guard<SpeculationPreview> = shape({
 });
 
 const isChatSnapshot: Guard<ChatSnapshot> = shape({
+  folder: optional(isFolderView),
   transcript: arrayOf(isTranscriptItem),
   busy: isBoolean,
   draft: optional(isString),
@@ -634,7 +650,7 @@ function literal<const T extends string>(value: T): Guard<T> {
 
 const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type: K }>> } = {
   init: shape({ type: literal('init'), state: isChatSnapshot }),
-  config: shape({ type: literal('config'), model: isModelInfo, settings: isChatSettings }),
+  config: shape({ type: literal('config'), model: isModelInfo, settings: isChatSettings, folder: optional(isFolderView) }),
   userMessage: shape({ type: literal('userMessage'), id: isId, text: isString, speculated: optional(isBoolean), attachments: optional(arrayOf(isAttachmentView)) }),
   assistantStart: shape({ type: literal('assistantStart'), id: isId, speculated: optional(isBoolean) }),
   assistantDelta: shape({ type: literal('assistantDelta'), id: isId, text: isString }),
@@ -747,6 +763,7 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   restoreTo: shape({ type: literal('restoreTo'), turnEndId: isId }),
   undoConflictChoice: shape({ type: literal('undoConflictChoice'), conflictId: isId, path: isId, choice: oneOf(['open-diff', 'restore', 'keep-mine'] as const) }),
   excludeFile: shape({ type: literal('excludeFile'), runId: isId, path: isId, excluded: isBoolean }),
+  pickFolder: shape({ type: literal('pickFolder') }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

@@ -21,6 +21,7 @@ import type {
   ChatSettings,
   ChatSnapshot,
   ConflictFile,
+  FolderView,
   HostToWebview,
   ModelInfo,
   NoticeTone,
@@ -211,6 +212,8 @@ export interface PresenterOptions {
   prices?: () => PriceTable | undefined;
   /** Every error shown in the chat also goes here (the Speculate output channel). */
   logError?: (message: string) => void;
+  /** The folder the chat works on, for the header. */
+  folder?: () => FolderView | undefined;
 }
 
 /**
@@ -263,6 +266,7 @@ export class ChatPresenter implements ApprovalPrompter {
       speculation: structuredClone(this.speculation),
       model: this.options.model(),
       settings: this.options.settings(),
+      ...(this.options.folder?.() ? { folder: this.options.folder()! } : {}),
       usage: this.usageLine,
       title: this.title,
       ...(preview ? { preview } : {}),
@@ -285,7 +289,8 @@ export class ChatPresenter implements ApprovalPrompter {
   }
 
   sendConfig(): void {
-    this.post({ type: 'config', model: this.options.model(), settings: this.options.settings() });
+    const folder = this.options.folder?.();
+    this.post({ type: 'config', model: this.options.model(), settings: this.options.settings(), ...(folder ? { folder } : {}) });
   }
 
   clear(): void {

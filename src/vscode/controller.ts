@@ -18,6 +18,7 @@ import type { ChatViewProvider } from './chatView';
 import { CheckpointActions } from './checkpointActions';
 import type { CheckpointDocumentProvider } from './checkpointDocuments';
 import { openCheckpointStore } from './checkpointStorage';
+import { ChatFolder, folderView, type FolderChange } from './chatFolder';
 import { setContextKey } from './contextKeys';
 import { closeSpeculationTabs, openSpeculationPreview } from './diffPreview';
 import { NO_ENDPOINT_ACTIONS, NO_ENDPOINT_MESSAGE, resolveEndpoint, SettingsLlmClient, type Endpoint } from './endpoint';
@@ -58,6 +59,8 @@ export interface ControllerDeps {
   documents: CheckpointDocumentProvider;
   /** Settles when the start-up recovery of crashed accepts is done (checkpoint recovery waits for it). */
   housekeeping: Promise<void>;
+  /** Which workspace folder the chat works on (the active editor's, or the one picked in the header). */
+  folder: ChatFolder;
   /** VS Code's "Tab Moves Focus": the chat input then accepts with Ctrl+Enter, not Tab. */
   tabFocus: { readonly tabMovesFocus: boolean; onDidChange: vscode.Event<boolean> };
 }
@@ -78,6 +81,8 @@ export class SpeculateController implements vscode.Disposable {
   private readonly statusBar = new SpeculationStatusBar();
   private readonly disposables: vscode.Disposable[] = [];
   private session: ChatSession | undefined;
+  /** The folder the session works on; a chat that has begun keeps it (its history's paths are that folder's). */
+  private sessionFolder: vscode.WorkspaceFolder | undefined;
   private services: WorkspaceServices | undefined;
   private starting: Promise<ChatSession | undefined> | undefined;
   private readonly llm: SettingsLlmClient;
@@ -122,6 +127,7 @@ export class SpeculateController implements vscode.Disposable {
       settings: () => ({ enterAcceptsSuggestion: this.settings.enterAcceptsSuggestion, tabMovesFocus: deps.tabFocus.tabMovesFocus }),
       prices: () => this.chatSettings.prices,
       logError: (message) => deps.output.error(message),
+      folder: () => folderView(this.workingFolder()),
     });
     this.history = new ChatHistory({
       context: deps.context,
@@ -161,6 +167,7 @@ export class SpeculateController implements vscode.Disposable {
       }),
       deps.apiKeys.onDidChange(() => this.onSettingsChanged()),
       deps.tabFocus.onDidChange(() => this.presenter.sendConfig()),
+      deps.folder.onDidChange((change) => void this.onFolderChanged(change)),
       deps.trust.onDidGrantWorkspaceTrust(() => this.onTrustGranted()),
       new IgnoredSettingsWatcher((keys) => this.reportIgnoredSettings(keys)),
     );
@@ -272,7 +279,51 @@ export class SpeculateController implements vscode.Disposable {
     return outcome;
   }
 
-  /** The session for the first workspace folder, created on first use. */
+  /** The folder the chat works on: the session's once the chat has begun, else the one it would start in. */
+  workingFolder(): vscode.WorkspaceFolder | undefined {
+    if (this.session && this.sessionFolder && this.session.messages.length > 0) return this.sessionFolder;
+    return this.deps.folder.current;
+  }
+
+  /**
+   * The active editor, the header's pick or the open folders changed. A chat that has not begun
+   * moves to the new folder; one that has keeps its folder unless the user picked another, which
+   * starts a new chat there.
+   */
+  private async onFolderChanged(change: FolderChange): Promise<void> {
+    const next = this.deps.folder.current;
+    const gone = this.sessionFolder && !ChatFolder.folders().some((f) => f.uri.toString() === this.sessionFolder?.uri.toString());
+    const moved = this.sessionFolder !== undefined && next?.uri.toString() !== this.sessionFolder.uri.toString();
+    if (this.session && moved && (this.session.messages.length === 0 || change === 'picked' || gone)) {
+      if (this.session.messages.length > 0) {
+        await this.session.newChat();
+        this.presenter.clear();
+      }
+      await this.closeSession();
+      this.log(`The chat works on ${next?.name ?? 'no folder'} now.`);
+    }
+    this.presenter.sendConfig();
+  }
+
+  private async closeSession(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    this.services = undefined;
+    this.sessionFolder = undefined;
+    this.starting = undefined;
+    this.onSpeculationChanged();
+    await session?.dispose();
+  }
+
+  /** The header's folder button. */
+  async pickFolder(): Promise<void> {
+    const current = this.workingFolder();
+    const chosen = await this.deps.folder.ask(current, (this.session?.messages.length ?? 0) > 0);
+    if (chosen) this.deps.folder.pick(chosen);
+    await this.deps.chatView.reveal(true);
+  }
+
+  /** The session for the chat's folder, created on first use. */
   async ensureSession(): Promise<ChatSession | undefined> {
     if (this.session) return this.session;
     this.starting ??= this.createSession();
@@ -280,15 +331,16 @@ export class SpeculateController implements vscode.Disposable {
   }
 
   private async createSession(): Promise<ChatSession | undefined> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || folder.uri.scheme !== 'file') {
-      this.presenter.error('Open a folder to chat with Speculate: its tools work on the files of the first workspace folder.', false);
+    const folder = this.deps.folder.current;
+    if (!folder) {
+      this.presenter.error('Open a folder to chat with Speculate: its tools work on the files of a folder on disk.', false);
       this.starting = undefined;
       return undefined;
     }
+    const others = ChatFolder.folders().filter((f) => f.uri.toString() !== folder.uri.toString());
     const services = await openWorkspaceServices(folder.uri.fsPath, {
       protectedPaths: this.settings.protectedPaths,
-      otherWorkspaces: (vscode.workspace.workspaceFolders ?? []).filter((f) => f !== folder && f.uri.scheme === 'file').map((f) => f.uri.fsPath),
+      otherWorkspaces: others.map((f) => f.uri.fsPath),
       toolContext: {
         lsp: new EditorLspProvider(folder.uri),
         // Reads the setting on each search, so configuring it later needs no reload.
@@ -327,6 +379,8 @@ export class SpeculateController implements vscode.Disposable {
     session.subscribe((event) => this.onSessionEvent(event));
     await this.restoreOpenChat(session);
     this.session = session;
+    this.sessionFolder = folder;
+    if (others.length > 0) this.log(`The chat works on the folder ${folder.name} (${folder.uri.fsPath}); paths into ${others.map((f) => f.name).join(', ')} are those folders' own.`);
     return session;
   }
 
@@ -377,7 +431,7 @@ export class SpeculateController implements vscode.Disposable {
         fs: overlay,
         ...('onDidChange' in overlay ? { onDidChange: (listener: (paths: string[]) => void) => (overlay as unknown as { onDidChange(l: (p: string[]) => void): { dispose(): void } }).onDidChange(listener) } : {}),
       };
-      this.deps.fsProvider.addRun(snapshot.id, source);
+      this.deps.fsProvider.addRun(snapshot.id, { ...source, folder: this.sessionFolder?.name ?? '' });
       this.runInFs = snapshot.id;
     }
     if (!snapshot) this.statusBar.update({ state: 'idle' });
@@ -531,6 +585,9 @@ export class SpeculateController implements vscode.Disposable {
       case 'excludeFile':
         this.review.exclude(message.runId, message.path, message.excluded);
         return;
+      case 'pickFolder':
+        await this.pickFolder();
+        return;
     }
   }
 
@@ -633,7 +690,7 @@ export class SpeculateController implements vscode.Disposable {
   async preview(path?: string): Promise<void> {
     const session = this.session;
     const snapshot = session?.currentSpeculation;
-    const folder = vscode.workspace.workspaceFolders?.[0];
+    const folder = this.sessionFolder;
     // A changed path on a tool card after Tab: the change is in the workspace now, so show the file.
     if (path && !snapshot?.filesWritten.some((file) => file.path === path)) {
       await this.openFile(path);
@@ -644,20 +701,20 @@ export class SpeculateController implements vscode.Disposable {
       return;
     }
     const files = path ? snapshot.filesWritten.filter((f) => f.path === path) : snapshot.filesWritten;
-    await openSpeculationPreview(folder.uri, { id: snapshot.id, suggestion: snapshot.suggestion, files });
+    await openSpeculationPreview(folder.uri, { id: snapshot.id, folder: folder.name, suggestion: snapshot.suggestion, files });
     // The multi-file diff editor takes focus; give it back to the chat input.
     if (files.length > 1 && this.deps.chatView.visible) await this.deps.chatView.reveal(true);
   }
 
   private async conflictChoice(path: string, choice: 'open-diff' | 'overwrite' | 'keep-mine'): Promise<void> {
     const session = this.session;
-    const folder = vscode.workspace.workspaceFolders?.[0];
+    const folder = this.sessionFolder;
     if (!session || !folder) return;
     if (choice === 'open-diff') {
       const runId = session.currentSpeculation?.id;
       if (!runId) return;
       const real = vscode.Uri.joinPath(folder.uri, ...path.split('/'));
-      await vscode.commands.executeCommand('vscode.diff', real, speculationUri(runId, path), `${path}: yours ⇄ speculated`, { preserveFocus: true, preview: true });
+      await vscode.commands.executeCommand('vscode.diff', real, speculationUri(runId, folder.name, path), `${path}: yours ⇄ speculated`, { preserveFocus: true, preview: true });
       return;
     }
     this.presenter.conflictResolved(path, choice);
@@ -665,11 +722,14 @@ export class SpeculateController implements vscode.Disposable {
   }
 
   private async openFile(requested: string, line?: number): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
+    const folder = this.workingFolder();
     if (!folder) return;
     let relative: string;
     try {
-      relative = await resolveInsideWorkspace(this.services?.fs.root ?? folder.uri.fsPath, requested, [folder.uri.fsPath]);
+      // The tools' view of the folders: a path into another open folder opens there.
+      relative = this.services
+        ? await this.services.toolContext.fs.resolve(requested)
+        : await resolveInsideWorkspace(folder.uri.fsPath, requested, [folder.uri.fsPath]);
     } catch {
       void vscode.window.showWarningMessage(`Speculate: "${requested}" is outside the workspace and was not opened.`);
       return;

@@ -11,6 +11,8 @@ export const PREVIEW_TITLE_PREFIX = 'Speculation: ';
 
 export interface PreviewRun {
   id: string;
+  /** The name of the workspace folder the run works on (named in its speculation: URIs). */
+  folder: string;
   suggestion: string;
   files: { path: string; kind: 'modified' | 'created' | 'deleted' }[];
 }
@@ -35,11 +37,11 @@ function isSpeculationDiffActive(): boolean {
   return tab.label.startsWith(PREVIEW_TITLE_PREFIX);
 }
 
-function sides(workspaceRoot: vscode.Uri, runId: string, file: PreviewRun['files'][number]): [vscode.Uri, vscode.Uri, vscode.Uri] {
+function sides(workspaceRoot: vscode.Uri, run: Pick<PreviewRun, 'id' | 'folder'>, file: PreviewRun['files'][number]): [vscode.Uri, vscode.Uri, vscode.Uri] {
   const real = vscode.Uri.joinPath(workspaceRoot, ...file.path.split('/'));
   const empty = vscode.Uri.from({ scheme: EMPTY_SCHEME, path: '/' + file.path });
   const left = file.kind === 'created' ? empty : real;
-  const right = file.kind === 'deleted' ? empty : speculationUri(runId, file.path);
+  const right = file.kind === 'deleted' ? empty : speculationUri(run.id, run.folder, file.path);
   return [real, left, right];
 }
 
@@ -51,14 +53,14 @@ export async function openSpeculationPreview(workspaceRoot: vscode.Uri, run: Pre
   }
   const title = `${PREVIEW_TITLE_PREFIX}${run.suggestion}`;
   if (run.files.length === 1) {
-    const [, left, right] = sides(workspaceRoot, run.id, run.files[0]);
+    const [, left, right] = sides(workspaceRoot, run, run.files[0]);
     await vscode.commands.executeCommand('vscode.diff', left, right, `${title} — ${run.files[0].path}`, {
       preserveFocus: true,
       preview: true,
     } satisfies vscode.TextDocumentShowOptions);
     return;
   }
-  await vscode.commands.executeCommand('vscode.changes', title, run.files.map((file) => sides(workspaceRoot, run.id, file)));
+  await vscode.commands.executeCommand('vscode.changes', title, run.files.map((file) => sides(workspaceRoot, run, file)));
 }
 
 /** Closes the previews of a run that is gone (accepted or aborted): they could only show an error. */

@@ -1,6 +1,7 @@
-// The read-only `speculation:` file system: speculation://<run id>/<workspace-relative path> shows a
-// running speculation's overlay merged over the workspace. A finished or aborted run answers
-// FileNotFound, so a stale editor tab can never show a result that no longer exists.
+// The read-only `speculation:` file system: speculation://<run id>/<folder>/<folder-relative path>
+// shows a running speculation's overlay merged over the folder it runs on (the folder's name in the
+// path, so a multi-root window's tabs and breadcrumbs say which folder). A finished or aborted run
+// answers FileNotFound, so a stale editor tab can never show a result that no longer exists.
 import * as vscode from 'vscode';
 import type { WorkspaceFs } from '../core/fs/workspaceFs';
 
@@ -9,12 +10,15 @@ export const SPECULATION_SCHEME = 'speculation';
 /** A live run as the file system sees it. */
 export interface SpeculationFsSource {
   fs: WorkspaceFs;
+  /** The name of the workspace folder the run works on: the URI's first path segment. */
+  folder: string;
   /** Fires with workspace-relative paths after each overlay write. */
   onDidChange?(listener: (paths: string[]) => void): { dispose(): void };
 }
 
-export function speculationUri(runId: string, relativePath: string): vscode.Uri {
-  return vscode.Uri.from({ scheme: SPECULATION_SCHEME, authority: runId, path: '/' + relativePath });
+export function speculationUri(runId: string, folder: string, relativePath: string): vscode.Uri {
+  const inFolder = relativePath === '' ? '' : `/${relativePath}`;
+  return vscode.Uri.from({ scheme: SPECULATION_SCHEME, authority: runId, path: `/${folder}${inFolder}` });
 }
 
 export class SpeculationFileSystemProvider implements vscode.FileSystemProvider {
@@ -26,7 +30,7 @@ export class SpeculationFileSystemProvider implements vscode.FileSystemProvider 
   addRun(runId: string, source: SpeculationFsSource): void {
     this.removeRun(runId);
     const subscription = source.onDidChange?.((paths) => {
-      this.changeEmitter.fire(paths.map((path) => ({ type: vscode.FileChangeType.Changed, uri: speculationUri(runId, path) })));
+      this.changeEmitter.fire(paths.map((path) => ({ type: vscode.FileChangeType.Changed, uri: speculationUri(runId, source.folder, path) })));
     });
     this.runs.set(runId, { source, subscription });
   }
@@ -37,7 +41,7 @@ export class SpeculationFileSystemProvider implements vscode.FileSystemProvider 
     if (!entry) return;
     entry.subscription?.dispose();
     this.runs.delete(runId);
-    this.changeEmitter.fire([{ type: vscode.FileChangeType.Deleted, uri: speculationUri(runId, '') }]);
+    this.changeEmitter.fire([{ type: vscode.FileChangeType.Deleted, uri: speculationUri(runId, entry.source.folder, '') }]);
   }
 
   hasRun(runId: string): boolean {
@@ -47,8 +51,11 @@ export class SpeculationFileSystemProvider implements vscode.FileSystemProvider 
   private async locate(uri: vscode.Uri): Promise<{ fs: WorkspaceFs; path: string }> {
     const entry = this.runs.get(uri.authority);
     if (!entry) throw vscode.FileSystemError.FileNotFound(uri);
+    // The first segment names the run's folder; any other folder has nothing of this run.
+    const [folder, ...rest] = uri.path.replace(/^\/+/, '').split('/');
+    if (folder !== entry.source.folder) throw vscode.FileSystemError.FileNotFound(uri);
     try {
-      const path = await entry.source.fs.resolve(uri.path.replace(/^\/+/, ''));
+      const path = await entry.source.fs.resolve(rest.join('/'));
       return { fs: entry.source.fs, path };
     } catch {
       throw vscode.FileSystemError.FileNotFound(uri);

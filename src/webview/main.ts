@@ -7,6 +7,7 @@ import { button, h, isScrolledToEnd } from './dom';
 import { HistoryView } from './history';
 import { Mentions } from './mentions';
 import { ScrollFollow } from './scrollFollow';
+import { FolderHeader } from './folderHeader';
 import { icon } from './icons';
 import { Composer } from './input';
 import { SpeculatedBlock } from './speculatedBlock';
@@ -41,6 +42,7 @@ function start(app: HTMLElement): void {
   const welcomeDemo = h('div', { class: 'welcome-demo', hidden: true }, icon('warning'), h('div', {}, h('p', {}, welcomeNoteText), setUp));
   const welcome = buildWelcome(welcomeDemo);
 
+  const folderHeader = new FolderHeader(host.post);
   const status = new SpeculationStatusLine({ post: host.post, announce });
   const speculationFiles = new SpeculationFileList({ post: host.post, announce });
   const composer = new Composer(h('div', { class: 'spec-area' }, status.element, speculationFiles.element), {
@@ -106,6 +108,8 @@ function start(app: HTMLElement): void {
 
   app.classList.add('chat');
   app.replaceChildren(header.element, transcript.element, composer.element, history.element, announcer.element);
+  // The folder the chat works on leads the header (shown only with several folders open).
+  header.element.prepend(folderHeader.element);
 
   let lastSpeculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
   const showSpeculation = (next: SpeculationStatus): void => {
@@ -148,6 +152,7 @@ function start(app: HTMLElement): void {
     header.setTitle(snapshot.title ?? '');
     header.setUsage(snapshot.usage);
     applySettings(snapshot.settings);
+    folderHeader.update(snapshot.folder);
     setBusy(snapshot.busy);
     if (!initialised) {
       // A draft kept by VS Code for this webview wins over the host's copy.
@@ -168,6 +173,7 @@ function start(app: HTMLElement): void {
         return applyInit(message.state);
       case 'config':
         setModel(message.model);
+        folderHeader.update(message.folder);
         return applySettings(message.settings);
       case 'userMessage':
         transcript.userMessage(message.id, message.text, message.speculated === true, message.attachments);

@@ -15,6 +15,8 @@ const EXTENSION_ID = 'speculate.speculate';
 export interface Workbench {
   page: Page;
   workspace: string;
+  /** Every folder of the window (one, unless `multiRoot` was asked for). */
+  folders: string[];
   /** The extension host's TMPDIR (overlays live in <tmpDir>/speculate-<uid>/). */
   tmpDir: string;
   /** The VS Code server's user settings file (what the user's settings say now; VS Code picks up edits). */
@@ -57,13 +59,21 @@ export interface WorkbenchOptions {
   testsPath?: string;
   /** Install this .vsix into the server and use it, instead of loading the work tree as a development extension. */
   installVsix?: string;
+  /**
+   * A multi-root window: one copy of the demo workspace per name, side by side, opened through a
+   * .code-workspace file. `workspace` is then the first folder, `folders` all of them.
+   */
+  multiRoot?: string[];
 }
 
 export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Workbench> {
   const scripts = await loadScripts();
   const scratch = mkdtempSync(join(tmpdir(), 'speculate-e2e-'));
-  const workspace = join(scratch, 'workspace');
-  cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+  const folders = (options.multiRoot ?? ['workspace']).map((name) => join(scratch, name));
+  for (const folder of folders) cpSync(join(repoRoot, 'test/fixtures/workspaces/demo'), folder, { recursive: true });
+  const workspace = folders[0];
+  const workspaceFile = join(scratch, 'speculate.code-workspace');
+  if (options.multiRoot) writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map((path) => ({ path })) }, null, 2));
   if (options.workspaceSettings) {
     mkdirSync(join(workspace, '.vscode'), { recursive: true });
     writeFileSync(join(workspace, '.vscode/settings.json'), JSON.stringify(options.workspaceSettings, null, 2));
@@ -80,12 +90,14 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
     browser = await scripts.launchChromium();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const extension = options.installVsix ? {} : { extensionPath: repoRoot };
-    await page.goto(scripts.workbenchUrl(server.origin, { folder: workspace, ...extension, ...(options.testsPath ? { testsPath: options.testsPath } : {}) }));
+    const target = options.multiRoot ? { workspace: workspaceFile } : { folder: workspace };
+    await page.goto(scripts.workbenchUrl(server.origin, { ...target, ...extension, ...(options.testsPath ? { testsPath: options.testsPath } : {}) }));
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     const openedBrowser = browser;
     return {
       page,
       workspace,
+      folders,
       tmpDir: join(server.dataDir, 'tmp'),
       userSettingsFile: server.userSettingsFile,
       dataDir: server.dataDir,

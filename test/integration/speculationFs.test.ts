@@ -9,7 +9,9 @@ import { NodeWorkspaceFs } from '../../src/core/fs/nodeWorkspaceFs';
 import { speculateApi, workspaceRoot } from './api';
 
 const RUN = 'itest-run';
-const uri = (path: string) => vscode.Uri.from({ scheme: 'speculation', authority: RUN, path: '/' + path });
+/** The folder's name is the URI's first segment: speculation://<run>/<folder>/<path>. */
+const FOLDER = vscode.workspace.workspaceFolders?.[0]?.name ?? 'workspace';
+const uri = (path: string) => vscode.Uri.from({ scheme: 'speculation', authority: RUN, path: `/${FOLDER}/${path}` });
 
 describe('speculation: file system', () => {
   let overlay: OverlayFs;
@@ -20,7 +22,7 @@ describe('speculation: file system', () => {
     overlay = await OverlayFs.create({ base });
     await overlay.writeFile('src/greet.ts', 'export const speculated = true;\n');
     await overlay.writeFile('src/new.ts', 'export const added = 1;\n');
-    api.fsProvider.addRun(RUN, { fs: overlay, onDidChange: (listener) => overlay.onDidChange(listener) });
+    api.fsProvider.addRun(RUN, { fs: overlay, folder: FOLDER, onDidChange: (listener) => overlay.onDidChange(listener) });
   });
   after(async () => {
     const api = await speculateApi();
@@ -58,6 +60,11 @@ describe('speculation: file system', () => {
     assert.ok(uris.some((u) => u.toString() === uri('src/later.ts').toString()), uris.map(String).join(', '));
   });
 
+  it('names the folder: the same path under another folder name is not this run\'s', async () => {
+    const elsewhere = vscode.Uri.from({ scheme: 'speculation', authority: RUN, path: '/beta/src/greet.ts' });
+    await assert.rejects(() => Promise.resolve(vscode.workspace.fs.stat(elsewhere)), (error: unknown) => error instanceof vscode.FileSystemError && error.code === 'FileNotFound');
+  });
+
   it('refuses writes: a preview is read-only', async () => {
     await assert.rejects(() => Promise.resolve(vscode.workspace.fs.writeFile(uri('src/greet.ts'), Buffer.from('x'))));
     assert.equal(Buffer.from(await vscode.workspace.fs.readFile(uri('src/greet.ts'))).toString(), 'export const speculated = true;\n');
@@ -65,11 +72,11 @@ describe('speculation: file system', () => {
 
   it('answers FileNotFound for a finished or unknown run', async () => {
     const api = await speculateApi();
-    const stale = vscode.Uri.from({ scheme: 'speculation', authority: 'finished-run', path: '/src/greet.ts' });
+    const stale = vscode.Uri.from({ scheme: 'speculation', authority: 'finished-run', path: `/${FOLDER}/src/greet.ts` });
     await assert.rejects(() => Promise.resolve(vscode.workspace.fs.stat(stale)), (error: unknown) => error instanceof vscode.FileSystemError && error.code === 'FileNotFound');
-    api.fsProvider.addRun('short-lived', { fs: overlay });
-    await vscode.workspace.fs.stat(vscode.Uri.from({ scheme: 'speculation', authority: 'short-lived', path: '/src/new.ts' }));
+    api.fsProvider.addRun('short-lived', { fs: overlay, folder: FOLDER });
+    await vscode.workspace.fs.stat(vscode.Uri.from({ scheme: 'speculation', authority: 'short-lived', path: `/${FOLDER}/src/new.ts` }));
     api.fsProvider.removeRun('short-lived');
-    await assert.rejects(() => Promise.resolve(vscode.workspace.fs.stat(vscode.Uri.from({ scheme: 'speculation', authority: 'short-lived', path: '/src/new.ts' }))));
+    await assert.rejects(() => Promise.resolve(vscode.workspace.fs.stat(vscode.Uri.from({ scheme: 'speculation', authority: 'short-lived', path: `/${FOLDER}/src/new.ts` }))));
   });
 });

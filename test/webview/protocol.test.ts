@@ -49,6 +49,7 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   restoreTo: { type: 'restoreTo', turnEndId: 't3' },
   undoConflictChoice: { type: 'undoConflictChoice', conflictId: 'uc1', path: 'src/a.ts', choice: 'restore' },
   excludeFile: { type: 'excludeFile', runId: 'spec-1', path: 'src/a.ts', excluded: true },
+  pickFolder: { type: 'pickFolder' },
 };
 
 const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K }> } = {
