@@ -138,7 +138,7 @@ export class SpeculateController implements vscode.Disposable {
         this.session && { messages: this.session.messages, usage: this.session.usageSnapshot, view: this.presenter.exportView(), model: this.sessionConfig().model },
       log: (line) => this.log(line),
     });
-    this.attachments = new ContextAttachments({ folder: () => vscode.workspace.workspaceFolders?.[0], fs: () => this.services?.fs });
+    this.attachments = new ContextAttachments({ folder: () => this.workingFolder(), fs: () => this.services?.fs });
     this.historyActions = new HistoryActions({
       history: this.history,
       presenter: this.presenter,
@@ -461,7 +461,7 @@ export class SpeculateController implements vscode.Disposable {
     switch (message.type) {
       case 'ready':
         // The open chat is restored when the session starts, so the first picture is the right one.
-        if (vscode.workspace.workspaceFolders?.[0]?.uri.scheme === 'file') await this.ensureSession();
+        if (this.deps.folder.current) await this.ensureSession();
         this.presenter.sendInit();
         return;
       case 'submit': {
@@ -615,7 +615,7 @@ export class SpeculateController implements vscode.Disposable {
 
   /** The paperclip's "Browse…": VS Code's file dialog, opened in the workspace. */
   private async pickAttachment(): Promise<void> {
-    const folder = vscode.workspace.workspaceFolders?.[0];
+    const folder = this.workingFolder();
     const picked = await vscode.window.showOpenDialog({ canSelectMany: true, canSelectFolders: false, defaultUri: folder?.uri, openLabel: 'Attach' });
     for (const uri of picked ?? []) await this.attach('file', uri.toString());
   }
