@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { eventually, openChatView, openWorkbench, quickInput, refusedUrl, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
+import { eventually, openChatView, openWorkbench, quickInput, refusedUrl, sendMessage, waitForQuickInput, waitIdle, screenshotFailures, type Workbench } from './workbench';
 
 /** The Speculate output channel's log file, wherever the server keeps this session's logs. */
 function speculateLog(dataDir: string): string {
@@ -50,8 +50,8 @@ describe('configuration errors in the chat', function () {
     model = new ScriptedServer({ script: () => ({ status: 401, body: { error: { message: 'Incorrect API key provided.', type: 'invalid_request_error', code: 'invalid_api_key' } } }) });
     await model.start();
   });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  screenshotFailures(() => workbench);
+  afterEach(async () => {
     if (workbench) {
       const dataDir = workbench.dataDir;
       // Said in the chat means written to the log: collected before the workbench goes.

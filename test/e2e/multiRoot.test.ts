@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, openChatView, openWorkbench, quickInput, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
+import { CHAT_INPUT, openChatView, openWorkbench, quickInput, sendMessage, waitForQuickInput, waitIdle, screenshotFailures, type Workbench } from './workbench';
 
 describe('a multi-root window', function () {
   this.timeout(180_000);
@@ -29,9 +29,7 @@ describe('a multi-root window', function () {
     [alpha, beta] = workbench.folders as [string, string];
     chat = await openChatView(workbench);
   });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-  });
+  screenshotFailures(() => workbench);
   after(async () => {
     await workbench?.close();
     await model?.close();

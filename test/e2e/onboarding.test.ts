@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { artifactsDir, CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, refusedUrl, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, type Workbench } from './workbench';
+import { artifactsDir, CHAT_INPUT, eventually, openWorkbench, quickInput, quickInputBox, refusedUrl, runPaletteCommand, sendMessage, waitForQuickInput, waitIdle, screenshotFailures, type Workbench } from './workbench';
 
 const KEY = 'sk-walkthrough-canary-77f2';
 
@@ -24,9 +24,7 @@ describe('the walkthrough sets up an endpoint', function () {
     await model.start();
     workbench = await openWorkbench();
   });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-  });
+  screenshotFailures(() => workbench);
   after(async () => {
     await workbench?.close();
     await model?.close();

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { openChatView, openWorkbench, repoRoot, sendMessage, waitIdle, type Workbench } from './workbench';
+import { openChatView, openWorkbench, repoRoot, sendMessage, waitIdle, screenshotFailures, type Workbench } from './workbench';
 import { zipEntries, zipText, type ZipEntry } from './zipEntries';
 
 const MAX_VSIX_BYTES = 3 * 1024 * 1024;
@@ -39,9 +39,7 @@ describe('the packaged extension', function () {
     packageExtension(vsix, { quiet: true });
     entries = zipEntries(vsix);
   });
-  afterEach(async function () {
-    if (this.currentTest?.state === 'failed') await workbench?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
-  });
+  screenshotFailures(() => workbench);
   after(async () => {
     await workbench?.close();
     await model?.close();

@@ -123,6 +123,13 @@ export async function openWorkbench(options: WorkbenchOptions = {}): Promise<Wor
   }
 }
 
+/** An afterEach hook that screenshots the workbench of each failed test into the artifacts. */
+export function screenshotFailures(current: () => Workbench | undefined): void {
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') await current()?.screenshot(`failed-${this.currentTest.title.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}`);
+  });
+}
+
 /** Clicks the Speculate container in the activity bar and waits for the chat webview. */
 export async function openChatView(workbench: Workbench): Promise<FrameLocator> {
   await workbench.page.locator('.activitybar [aria-label^="Speculate"]').first().click();

@@ -277,7 +277,8 @@ export async function settle(page: Page): Promise<void> {
  * Mocha hooks for a suite of chat pages: one browser and page server for the suite, a fresh page
  * per test, and every test ends with no error in the page and nothing blocked by the CSP.
  */
-export function useChatPages(): { chat(): ChatPage; origin(): string } {
+/** `viewport`: the page size (VS Code's default sidebar is about 300 px wide). */
+export function useChatPages(viewport?: { width: number; height: number }): { chat(): ChatPage; origin(): string } {
   let browser: Browser | undefined;
   let harness: Harness | undefined;
   let current: ChatPage | undefined;
@@ -289,7 +290,7 @@ export function useChatPages(): { chat(): ChatPage; origin(): string } {
     await harness?.close();
   });
   beforeEach(async () => {
-    current = await openChat(browser!, harness!);
+    current = await openChat(browser!, harness!, viewport);
   });
   afterEach(async () => {
     const page = current!;
