@@ -36,7 +36,7 @@ describe('error blocks with the buttons that fix them', function () {
     await block.waitFor();
     await waitIdle(chat);
     assert.match(await block.innerText(), /rejected the API key \(HTTP 401: Incorrect API key provided\.\)/);
-    assert.deepEqual(await block.locator('button').allInnerTexts(), ['Set API Key', 'Open User Settings', 'Retry']);
+    assert.deepEqual(await block.locator('button').allInnerTexts(), ['Set API Key', 'Set Up Endpoint', 'Open User Settings', 'Retry']);
 
     await block.locator('button', { hasText: 'Set API Key' }).click();
     await quickInput(page).locator('.quick-input-title', { hasText: /which endpoint is the key for/ }).waitFor();
