@@ -146,7 +146,8 @@ export class SpeculateController implements vscode.Disposable {
       onChatSwitched: () => this.attachments.clear(),
       log: (line) => this.log(line),
     });
-    const workspace = () => vscode.workspace.workspaceFolders?.[0]?.uri;
+    // The folder of the session: its checkpoints and approvals name that folder's files.
+    const workspace = () => (this.sessionFolder ?? this.workingFolder())?.uri;
     this.checkpoints = new CheckpointActions({
       session: () => this.session,
       presenter: this.presenter,
