@@ -2,7 +2,6 @@
 // ChatSession the chat view drives, with its system prompt, tools, provider handling, retries and
 // error texts; a call that would ask the user is answered by --approve.
 import { stat } from 'node:fs/promises';
-import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import type { ChatEvent, ToolCallStatus, TurnOutcome } from '../core/chat/events';
 import { defaultStateDir } from '../core/checkpoints';
 import { MAX_SPECULATION_MESSAGES, MAX_SPECULATION_TURNS } from '../core/followup/speculation';
@@ -12,48 +11,25 @@ import type { ChatMessage, ToolArgs } from '../core/messages';
 import { ChatSession } from '../core/session';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
-import { choice, parseOptions, positiveInteger } from './options';
+import { choice, ENDPOINT_RUN_OPTIONS, endpointRunArgs, parseOptions, type EndpointRunArgs } from './options';
 import { readHistory } from './speculate';
 import { UsageError } from './usage';
 
 const ANSWERS = ['deny', 'allow'] as const;
 
-export interface ChatArgs {
-  workspace: string;
-  baseUrl: string;
-  model: string;
+export interface ChatArgs extends EndpointRunArgs {
   prompt: string;
-  apiKey: string;
-  approvalMode: ApprovalMode;
   approve: (typeof ANSWERS)[number];
-  historyFile?: string;
-  timeoutMs?: number;
-  stateDir?: string;
 }
 
 export function parseChatArgs(argv: readonly string[]): ChatArgs {
   const options = parseOptions(argv, {
-    valued: ['--workspace', '--base-url', '--model', '--prompt', '--api-key', '--approval-mode', '--approve', '--history', '--timeout-ms', '--state-dir'],
+    valued: [...ENDPOINT_RUN_OPTIONS, '--prompt', '--approve'],
     required: ['--workspace', '--base-url', '--model', '--prompt'],
   });
-  const values = options.values;
-  const args: ChatArgs = {
-    workspace: values.get('--workspace')!,
-    baseUrl: values.get('--base-url')!,
-    model: values.get('--model')!,
-    prompt: values.get('--prompt')!,
-    apiKey: values.get('--api-key') ?? process.env.SPECULATE_API_KEY ?? '',
-    approvalMode: choice(options, '--approval-mode', APPROVAL_MODES, 'default'),
-    approve: choice(options, '--approve', ANSWERS, 'deny'),
-  };
-  if (values.get('--prompt')!.trim() === '') throw new UsageError('--prompt must not be empty');
-  const history = values.get('--history');
-  if (history) args.historyFile = history;
-  const timeoutMs = positiveInteger(options, '--timeout-ms');
-  if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
-  const stateDir = values.get('--state-dir');
-  if (stateDir) args.stateDir = stateDir;
-  return args;
+  const prompt = options.values.get('--prompt')!;
+  if (prompt.trim() === '') throw new UsageError('--prompt must not be empty');
+  return { ...endpointRunArgs(options), prompt, approve: choice(options, '--approve', ANSWERS, 'deny') };
 }
 
 type CallOutcome = 'ran' | 'denied' | 'refused' | 'failed';

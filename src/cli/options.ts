@@ -1,5 +1,6 @@
 // Command-line options of the CLI's one-shot commands: `--name value`, `--name=value` and bare
 // flags, with the usage errors (exit 2, one line) that HEADLESS-CLI.md promises for bad input.
+import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { UsageError } from './usage';
 
 export interface OptionSpec {
@@ -53,4 +54,39 @@ export function positiveInteger(options: ParsedOptions, name: string): number | 
   const n = Number(raw);
   if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${name} must be a positive whole number`);
   return n;
+}
+
+/** The options of every command that runs turns against an endpoint (`speculate`, `chat`). */
+export const ENDPOINT_RUN_OPTIONS = ['--workspace', '--base-url', '--model', '--api-key', '--approval-mode', '--history', '--timeout-ms', '--state-dir'] as const;
+
+export interface EndpointRunArgs {
+  workspace: string;
+  baseUrl: string;
+  model: string;
+  /** --api-key, else $SPECULATE_API_KEY, else none (a local server). */
+  apiKey: string;
+  approvalMode: ApprovalMode;
+  historyFile?: string;
+  timeoutMs?: number;
+  /** Where checkpoints and learned provider quirks live (default: $XDG_STATE_HOME/speculate). */
+  stateDir?: string;
+}
+
+/** ENDPOINT_RUN_OPTIONS read the one way HEADLESS-CLI.md defines them. */
+export function endpointRunArgs(options: ParsedOptions): EndpointRunArgs {
+  const values = options.values;
+  const args: EndpointRunArgs = {
+    workspace: values.get('--workspace')!,
+    baseUrl: values.get('--base-url')!,
+    model: values.get('--model')!,
+    apiKey: values.get('--api-key') ?? process.env.SPECULATE_API_KEY ?? '',
+    approvalMode: choice(options, '--approval-mode', APPROVAL_MODES, 'default'),
+  };
+  const history = values.get('--history');
+  if (history) args.historyFile = history;
+  const timeoutMs = positiveInteger(options, '--timeout-ms');
+  if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
+  const stateDir = values.get('--state-dir');
+  if (stateDir) args.stateDir = stateDir;
+  return args;
 }

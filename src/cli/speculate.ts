@@ -5,7 +5,6 @@ import { OverlayApplyError } from '../core/followup/overlayFs';
 import type { ChatMessage } from '../core/messages';
 import { CacheSafeParamsStore, runForkedQuery } from '../core/followup/forkedQuery';
 import { startSpeculation, type Speculation } from '../core/followup/speculation';
-import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { forkRunnerFromQuery, generateSuggestion } from '../core/followup/suggestionGenerator';
 import { isToolResultPairingValid } from '../core/messages/pairing';
 import { defaultStateDir } from '../core/checkpoints';
@@ -13,50 +12,25 @@ import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedPro
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
-import { choice, parseOptions, positiveInteger } from './options';
+import { ENDPOINT_RUN_OPTIONS, endpointRunArgs, parseOptions, positiveInteger, type EndpointRunArgs } from './options';
 import { cliShellSandbox } from './sandbox';
 import { UsageError } from './usage';
 
-export interface SpeculateArgs {
-  workspace: string;
-  baseUrl: string;
-  model: string;
+export interface SpeculateArgs extends EndpointRunArgs {
   suggestion: string;
-  apiKey: string;
-  approvalMode: ApprovalMode;
-  historyFile?: string;
   maxTurns?: number;
   accept: boolean;
-  timeoutMs?: number;
-  /** Where checkpoints live (default: $XDG_STATE_HOME/speculate). */
-  stateDir?: string;
 }
-
 
 export function parseSpeculateArgs(argv: string[]): SpeculateArgs {
   const options = parseOptions(argv, {
-    valued: ['--workspace', '--base-url', '--model', '--suggestion', '--api-key', '--approval-mode', '--history', '--max-turns', '--timeout-ms', '--state-dir'],
+    valued: [...ENDPOINT_RUN_OPTIONS, '--suggestion', '--max-turns'],
     flags: ['--accept'],
     required: ['--workspace', '--base-url', '--model', '--suggestion'],
   });
-  const values = options.values;
-  const args: SpeculateArgs = {
-    workspace: values.get('--workspace')!,
-    baseUrl: values.get('--base-url')!,
-    model: values.get('--model')!,
-    suggestion: values.get('--suggestion')!,
-    apiKey: values.get('--api-key') ?? process.env.SPECULATE_API_KEY ?? '',
-    approvalMode: choice(options, '--approval-mode', APPROVAL_MODES, 'default'),
-    accept: options.flags.has('--accept'),
-  };
-  const history = values.get('--history');
-  if (history) args.historyFile = history;
+  const args: SpeculateArgs = { ...endpointRunArgs(options), suggestion: options.values.get('--suggestion')!, accept: options.flags.has('--accept') };
   const maxTurns = positiveInteger(options, '--max-turns');
   if (maxTurns !== undefined) args.maxTurns = maxTurns;
-  const timeoutMs = positiveInteger(options, '--timeout-ms');
-  if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
-  const stateDir = values.get('--state-dir');
-  if (stateDir) args.stateDir = stateDir;
   return args;
 }
 
