@@ -15,6 +15,8 @@ log() { printf '[setup-vscode] %s\n' "$*" >&2; }
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
+# The sandbox brings up loopback in its network namespace with ip (SANDBOX.md); the rest is util-linux.
+command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
 [ -f /usr/include/gssapi/gssapi.h ] || [ -f "$server_main" ] || need_apt+=(libkrb5-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then
