@@ -3,7 +3,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../src/core/fs/nodeWorkspaceFs';
@@ -120,6 +120,45 @@ async function floorSample({ count, size }: Case, scratch: string): Promise<numb
 }
 
 /**
+ * The atomic-replace floor: the same bytes into a new temp beside each file (open, write, fsync,
+ * close), renamed over it, then one fsync per folder — what any accept that never leaves a file
+ * half-written and survives a power cut must at least do. A new inode per file costs the file
+ * system more than rewriting one in place, so this floor sits above the durable one.
+ */
+async function atomicFloorSample({ count, size }: Case, scratch: string): Promise<number> {
+  const ws = path.join(scratch, 'atomic-floor');
+  await writeTree(ws, count, size);
+  const contents = Array.from({ length: count }, () => randomBytes(size));
+  try {
+    const started = process.hrtime.bigint();
+    await Promise.all(
+      contents.map(async (data, i) => {
+        const target = path.join(ws, fileName(i));
+        const temp = path.join(path.dirname(target), `.${path.basename(target)}.floor`);
+        const handle = await open(temp, 'wx');
+        try {
+          await handle.write(data);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        await rename(temp, target);
+      }),
+    );
+    const folders = [...new Set(contents.map((_, i) => path.dirname(path.join(ws, fileName(i)))))];
+    await Promise.all(
+      folders.map(async (folder) => {
+        const handle = await open(folder, 'r');
+        await handle.sync().finally(() => handle.close());
+      }),
+    );
+    return Number(process.hrtime.bigint() - started) / 1e6;
+  } finally {
+    await rm(ws, { recursive: true, force: true });
+  }
+}
+
+/**
  * System calls per accepted file: strace counts a child process that prepares an accept and then
  * either accepts it or not; the difference over the file count is the accept's own share.
  */
@@ -175,13 +214,19 @@ export default async function engineAccept(): Promise<Figure[]> {
       const accepts: number[] = [];
       const floors: number[] = [];
       const ratios: number[] = [];
-      // Interleaved, so a noisy moment of the machine hits both sides of a ratio.
+      const atomicFloors: number[] = [];
+      const atomicRatios: number[] = [];
+      // Interleaved, so a noisy moment of the machine hits every side of a ratio.
       for (let i = 0; i < benchCase.samples; i++) {
         const accept = await acceptSample(benchCase, scratch);
         const floor = await floorSample(benchCase, scratch);
         accepts.push(accept);
         floors.push(floor);
         ratios.push(accept / floor);
+        if (benchCase.fresh) continue;
+        const atomicFloor = await atomicFloorSample(benchCase, scratch);
+        atomicFloors.push(atomicFloor);
+        atomicRatios.push(accept / atomicFloor);
       }
       const name = `${benchCase.count} × ${label(benchCase.size)}${benchCase.fresh ? ' (files changed just before)' : ''}`;
       const capped = benchCase.count === 100 && benchCase.size === MB ? '; 1000 × 1 MB is not run (1 GB per sample), 100 × 1 MB is the cap' : '';
@@ -207,6 +252,19 @@ export default async function engineAccept(): Promise<Figure[]> {
         samples: ratios,
         target: large && !benchCase.fresh ? '≤ 2.5×' : undefined,
         note: 'per interleaved sample pair',
+      });
+      if (benchCase.fresh) continue;
+      figures.push({
+        name: `atomic-replace floor ${name}`,
+        unit: 'ms',
+        samples: atomicFloors,
+        note: 'the same bytes into a new temp beside each file (open, write, fsync, close), renamed over it, then one fsync per folder (all in parallel); no check, no journal',
+      });
+      figures.push({
+        name: `accept ${name} ÷ atomic-replace floor`,
+        unit: 'x',
+        samples: atomicRatios,
+        note: 'per interleaved sample; what the check, the journal and the crash recovery add to an atomic, durable replace',
       });
     }
     const syscalls = syscallsPerFile();

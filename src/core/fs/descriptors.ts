@@ -30,6 +30,15 @@ export function fchmodFd(fd: number, mode: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fchmod(fd, mode, (error) => (error ? reject(error) : resolve())));
 }
 
+export function fchownFd(fd: number, uid: number, gid: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fchown(fd, uid, gid, (error) => (error ? reject(error) : resolve())));
+}
+
+/** Flushes the file's data and metadata to disk. */
+export function fsyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
 export function closeFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.close(fd, (error) => (error ? reject(error) : resolve())));
 }

@@ -1,7 +1,14 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { lstat, mkdir, open, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { lstat, mkdir, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
+import { closeFd, fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+
+const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
+
+/** This process's user and group (undefined off POSIX): asked once, as they never change, not once per file. */
+export const processIds: { readonly uid: number | undefined; readonly gid: number | undefined } = { uid: process.getuid?.(), gid: process.getgid?.() };
 
 export interface ApplyFsStat {
   type: 'file' | 'directory' | 'symlink' | 'other';
@@ -64,22 +71,24 @@ export const nodeApplyFs: ApplyFs = {
     }
   },
   async writeDurable(destination, data, options = {}) {
-    // 'wx': never clobber something that appeared under the temp name. Created with the default
-    // mode (umask applies), which is what a new file gets; an existing file's mode is set explicitly.
-    const handle = await open(destination, 'wx');
+    // O_EXCL: never clobber something that appeared under the temp name (nor follow a symlink
+    // there). Created with the default mode (umask applies), which is what a new file gets; an
+    // existing file's mode is set explicitly. Plain descriptors, no FileHandle: open, write, fsync and
+    // close, plus a chown or chmod only when asked for.
+    const fd = await openFd(destination, CREATE_NEW);
     try {
-      await handle.writeFile(data);
+      await writeAllFd(fd, typeof data === 'string' ? Buffer.from(data) : data);
       const owner = options.owner;
       // Owner before mode: chown clears set-id bits.
-      if (owner && (owner.uid !== process.getuid?.() || owner.gid !== process.getgid?.())) await handle.chown(owner.uid, owner.gid);
-      if (options.mode !== undefined) await handle.chmod(options.mode);
-      await handle.sync();
+      if (owner && (owner.uid !== processIds.uid || owner.gid !== processIds.gid)) await fchownFd(fd, owner.uid, owner.gid);
+      if (options.mode !== undefined) await fchmodFd(fd, options.mode);
+      await fsyncFd(fd);
     } catch (error) {
-      await handle.close();
+      await closeFd(fd).catch(() => undefined);
       await unlink(destination).catch(() => undefined);
       throw error;
     }
-    await handle.close();
+    await closeFd(fd);
   },
   async rename(from, to) {
     await rename(from, to);

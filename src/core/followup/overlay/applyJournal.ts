@@ -41,8 +41,9 @@ export async function writeJournal(fs: ApplyFs, overlayDir: string, journal: App
   await fs.fsyncDirectory(overlayDir);
 }
 
-export async function removeJournal(fs: ApplyFs, overlayDir: string): Promise<void> {
-  await fs.unlink(path.join(overlayDir, JOURNAL_TEMP));
+/** Removes the journal, durably; after a finished commit (`committed`) its temp is known to be renamed away. */
+export async function removeJournal(fs: ApplyFs, overlayDir: string, options: { committed?: boolean } = {}): Promise<void> {
+  if (!options.committed) await fs.unlink(path.join(overlayDir, JOURNAL_TEMP));
   await fs.unlink(path.join(overlayDir, JOURNAL_FILE));
   await fs.fsyncDirectory(overlayDir);
 }

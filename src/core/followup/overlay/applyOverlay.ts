@@ -1,13 +1,17 @@
 // Accepting an overlay: check every touched file against the real one, then replace the rest
 // atomically (temp beside the target + fsync + rename) under a journal that survives a crash.
+// Each folder is looked at once per phase, files go a few at a time, and durability is batched.
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
 import { describeNoSpace, isNoSpace } from '../../fs/diskSpace';
 import { replaceRefusal } from '../../fs/atomicWrite';
-import { errorCode, type ApplyFs, type ApplyFsStat } from './applyFs';
+import { errorCode, processIds, type ApplyFs, type ApplyFsStat } from './applyFs';
 import { removeJournal, tempPathFor, writeJournal, type ApplyJournal, type FileExpectation, type JournalStep } from './applyJournal';
+import { FolderChecks, folderOf, type FolderState } from './applyFolders';
+import { readBlob } from './blobs';
 import { isAtOrBelow, sha256, type OverlayEntry } from './entries';
+import { CHANGED_SINCE_SEEN, sameIdentity } from './observations';
 import { forEachLimited } from './pool';
 
 export type ConflictReason =
@@ -148,16 +152,9 @@ async function placeAgain(root: string, file: string): Promise<ConflictReason | 
   }
 }
 
-/** Folders above `file` that do not exist yet (parents first), or 'blocked' when a file is in the way. */
-async function missingParents(input: CheckInput, file: string): Promise<string[] | 'blocked'> {
-  const missing: string[] = [];
-  for (let dir = path.posix.dirname(file); dir !== '.' && dir !== ''; dir = path.posix.dirname(dir)) {
-    const info = await input.fs.lstat(toAbsolute(input.root, dir));
-    if (info?.type === 'directory') break;
-    if (info) return 'blocked';
-    missing.unshift(dir);
-  }
-  return missing;
+/** Why a path under a folder reached through a symlink is unsafe (never undefined: it does not land on itself). */
+async function elsewhereReason(root: string, file: string): Promise<ConflictReason> {
+  return (await placeAgain(root, file)) ?? 'path-changed';
 }
 
 async function hashOf(input: CheckInput, file: string): Promise<string> {
@@ -165,35 +162,66 @@ async function hashOf(input: CheckInput, file: string): Promise<string> {
 }
 
 /**
+ * The hash of the real file's content now. A file that still has the trusted identity its base
+ * was hashed under holds those bytes (any change since would have moved its times or inode), so
+ * it is not read again; any other is read and hashed.
+ */
+async function realHashOf(input: CheckInput, file: string, real: ApplyFsStat, base: OverlayEntry['base']): Promise<string> {
+  if (base.exists && base.identity && sameIdentity(base.identity, real)) {
+    const known = await base.sha256;
+    if (known !== CHANGED_SINCE_SEEN) return known;
+  }
+  return hashOf(input, file);
+}
+
+/** The mode of the folder a file (or its temp) would go into, as the permission check reads it. */
+function folderModeFor(folder: FolderState, dir: string, deleting: boolean): number | undefined {
+  switch (folder.kind) {
+    case 'folder':
+      return folder.mode;
+    case 'missing':
+      return deleting ? undefined : folder.parentMode;
+    case 'blocked':
+      return folder.at === dir ? folder.mode : undefined;
+    case 'elsewhere':
+      return undefined;
+  }
+}
+
+/**
  * A file the user made read-only, one that belongs to another user (or whose group a replacement
  * could not keep), or a folder made read-only where the file (or its temp) would go: never
  * rewritten, whatever the privileges of this process (root honours chmod too), not even with Overwrite.
  */
-async function permissionRefusal(input: CheckInput, file: string, real: ApplyFsStat | undefined, missingDirs: readonly string[]): Promise<'read-only' | 'foreign-owner' | undefined> {
+function permissionRefusal(file: string, real: ApplyFsStat | undefined, folderMode: number | undefined): 'read-only' | 'foreign-owner' | undefined {
   if (real) {
     const refusal = replaceRefusal(file, real);
     if (refusal?.reason === 'read-only') return 'read-only';
     // Accept never takes over another user's file, not even as root (a live write as root keeps the owner).
-    if (refusal || (typeof process.getuid === 'function' && real.uid !== process.getuid())) return 'foreign-owner';
+    if (refusal || (processIds.uid !== undefined && real.uid !== processIds.uid)) return 'foreign-owner';
   }
-  const folder = missingDirs.length > 0 ? path.posix.dirname(missingDirs[0]) : path.posix.dirname(file);
-  const folderInfo = await input.fs.lstat(toAbsolute(input.root, folder === '.' ? '' : folder));
-  return folderInfo && (folderInfo.mode & 0o200) === 0 ? 'read-only' : undefined;
+  return folderMode !== undefined && (folderMode & 0o200) === 0 ? 'read-only' : undefined;
 }
 
-/** Compares the real file now with what the overlay recorded; `force` skips the comparison only. */
-async function check(input: CheckInput, file: string, entry: OverlayEntry, force: boolean): Promise<Check> {
+/**
+ * Compares the real file now with what the overlay recorded; `force` skips the comparison only.
+ * Its folder comes from `folders` (looked at once for all its files), the file itself costs one
+ * lstat, and its content is read only when its identity does not vouch for it.
+ */
+async function check(input: CheckInput, folders: FolderChecks, file: string, entry: OverlayEntry, force: boolean): Promise<Check> {
   const deleting = entry.kind === 'deleted';
-  const unsafe = await placeAgain(input.root, file);
-  if (unsafe) return { ok: false, conflict: conflict(file, unsafe, deleting) };
-  const real = await input.fs.lstat(toAbsolute(input.root, file));
+  const dir = folderOf(file);
+  const folder = await folders.state(dir);
+  if (folder.kind === 'elsewhere') return { ok: false, conflict: conflict(file, await elsewhereReason(input.root, file), deleting) };
+  const real = folder.kind === 'folder' ? await input.fs.lstat(toAbsolute(input.root, file)) : undefined;
+  if (real?.type === 'symlink') return { ok: false, conflict: conflict(file, (await placeAgain(input.root, file)) ?? 'not-a-file', deleting) };
   if (real && real.type !== 'file') return { ok: false, conflict: conflict(file, 'not-a-file', deleting) };
-  const missingDirs = deleting ? [] : await missingParents(input, file);
-  if (missingDirs === 'blocked') return { ok: false, conflict: conflict(file, 'blocked', deleting) };
-  const refused = await permissionRefusal(input, file, real, missingDirs);
+  if (!deleting && folder.kind === 'blocked') return { ok: false, conflict: conflict(file, 'blocked', deleting) };
+  const missingDirs = !deleting && folder.kind === 'missing' ? folder.missing : [];
+  const refused = permissionRefusal(file, real, folderModeFor(folder, dir, deleting));
   if (refused) return { ok: false, conflict: conflict(file, refused, deleting) };
 
-  const realHash = real ? await hashOf(input, file) : undefined;
+  const realHash = real ? await realHashOf(input, file, real, entry.base) : undefined;
   const expect: FileExpectation = real && realHash ? { exists: true, sha256: realHash, size: real.size } : { exists: false };
   const ok = (done: boolean): Check => ({ ok: true, done, expect, seen: real, missingDirs });
   // Already as the speculation wants it (e.g. a re-run after a partial accept): nothing to write.
@@ -221,18 +249,35 @@ async function unchangedSinceCheck(input: CheckInput, file: string, seen: ApplyF
   return (await hashOf(input, file)) === expect.sha256;
 }
 
-/** The conflicts an accept would report right now, without writing anything. */
-export async function findConflicts(input: CheckInput, entries: ReadonlyMap<string, OverlayEntry>): Promise<Conflict[]> {
-  const conflicts: Conflict[] = [];
-  for (const [file, entry] of entries) {
-    const result = await check(input, file, entry, false);
-    if (!result.ok) conflicts.push(result.conflict);
-  }
-  return sortConflicts(conflicts);
+/** Checks every entry a few at a time, each folder looked at once; results in the order of `entries`. */
+async function checkAll(input: CheckInput, folders: FolderChecks, entries: readonly (readonly [string, OverlayEntry])[], force: (file: string) => boolean): Promise<Check[]> {
+  const checks: Check[] = new Array(entries.length);
+  await forEachLimited(entries, CONCURRENCY, async ([file, entry], index) => {
+    try {
+      checks[index] = await check(input, folders, file, entry, force(file));
+    } catch (error) {
+      throw new StepFailure(file, error);
+    }
+  });
+  return checks;
 }
 
-/** How many files are checked or staged at once. */
-const CONCURRENCY = 8;
+/** The conflicts an accept would report right now, without writing anything. */
+export async function findConflicts(input: CheckInput, entries: ReadonlyMap<string, OverlayEntry>): Promise<Conflict[]> {
+  let checks: Check[];
+  try {
+    checks = await checkAll(input, new FolderChecks(input.root, input.fs), [...entries], () => false);
+  } catch (error) {
+    throw error instanceof StepFailure ? error.cause : error;
+  }
+  return sortConflicts(checks.flatMap((result) => (result.ok ? [] : [result.conflict])));
+}
+
+/**
+ * How many files are checked, staged or committed at once: enough to keep libuv's thread pool
+ * (4 threads) and the disk's flush queue busy; more only queues (measured in bench engine-accept).
+ */
+const CONCURRENCY = 16;
 
 /** A per-file failure carried out of the worker pool with the file it belongs to. */
 class StepFailure extends Error {
@@ -251,9 +296,7 @@ function describeCode(error: unknown): string {
 }
 
 async function rollBackStaging(input: ApplyInput, staged: PlannedStep[], createdDirs: string[]): Promise<void> {
-  for (const step of staged) {
-    if (step.temp) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
-  }
+  await Promise.all(staged.map((step) => (step.temp ? input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined) : undefined)));
   for (const dir of [...createdDirs].reverse()) await input.fs.rmdirIfEmpty(toAbsolute(input.root, dir)).catch(() => false);
   await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
 }
@@ -290,15 +333,10 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   const plan: PlannedStep[] = [];
   const createdDirs = new Set<string>();
   const sorted = [...input.entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const checks: Check[] = new Array(sorted.length);
+  const folders = new FolderChecks(input.root, input.fs);
+  let checks: Check[];
   try {
-    await forEachLimited(sorted, CONCURRENCY, async ([file, entry], index) => {
-      try {
-        checks[index] = await check(input, file, entry, input.overwrite.has(file));
-      } catch (error) {
-        throw new StepFailure(file, error);
-      }
-    });
+    checks = await checkAll(input, folders, sorted, (file) => input.overwrite.has(file));
   } catch (error) {
     if (!(error instanceof StepFailure)) throw error;
     throw new OverlayApplyError(
@@ -309,6 +347,8 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       [],
     );
   }
+  // One draw of randomness for every temp name of this accept.
+  const tokens = randomBytes(8 * sorted.length).toString('hex');
   for (const [index, result] of checks.entries()) {
     const [file, entry] = sorted[index];
     if (!result.ok) {
@@ -318,7 +358,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     } else {
       result.missingDirs.forEach((dir) => createdDirs.add(dir));
       const action = entry.kind === 'written' ? 'write' : 'delete';
-      const temp = action === 'write' ? tempPathFor(file, randomBytes(8).toString('hex')) : undefined;
+      const temp = action === 'write' ? tempPathFor(file, tokens.slice(16 * index, 16 * index + 16)) : undefined;
       plan.push({ path: file, action, temp, expect: result.expect, entry, seen: result.seen });
     }
   }
@@ -380,10 +420,11 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     throw await stagingError(input, current, error, 'workspace', needed, applied, conflicts);
   }
   const refused = new Set<PlannedStep>();
+  // Each folder is looked at again right before its temps go in: one swapped for a symlink since the check must not lead out.
+  const staging = folders.nextPhase();
   try {
     await forEachLimited(plan, CONCURRENCY, async (step, index) => {
-      // Re-placed right before writing: a folder swapped for a symlink since the check must not lead out.
-      const unsafe = await placeAgain(input.root, step.path);
+      const unsafe = await leadsElsewhere(input, staging, step.path);
       if (unsafe) {
         refused.add(step);
         conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
@@ -392,7 +433,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       if (step.entry.kind !== 'written' || !step.temp) return;
       let data: Uint8Array;
       try {
-        data = await input.fs.readFile(input.blobPath(step.entry.blob));
+        data = await readBlob(input.blobPath(step.entry.blob), step.entry.size);
       } catch (error) {
         // The overlay's own copy is unreadable: nothing the live path would meet.
         throw new StepFailure(step.path, error, 'overlay');
@@ -440,32 +481,46 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     throw await stagingError(input, plan[0].path, error, 'overlay', needed, applied, conflicts);
   }
 
-  // Committing: each rename replaces one whole file; a late change by the user still wins.
+  // Committing: each rename replaces one whole file; a late change by the user still wins. One at a
+  // time and in order, so a crash leaves a prefix committed; each folder is looked at again once.
   const failed: { path: string; code: string }[] = [];
   const touchedDirs = new Set<string>();
+  const committingFolders = staging.nextPhase();
+  // The last-moment look at the next file is already under way while the current one is renamed.
+  const lookAt = (step: PlannedStep) => {
+    const look = (async () => (await leadsElsewhere(input, committingFolders, step.path)) ?? ((await unchangedSinceCheck(input, step.path, step.seen, step.expect)) ? 'unchanged' : 'changed'))();
+    look.catch(() => undefined);
+    return look;
+  };
+  let next = commit.length > 0 ? lookAt(commit[0]) : undefined;
   for (const [index, step] of commit.entries()) {
     const target = toAbsolute(input.root, step.path);
+    const look = next;
+    next = index + 1 < commit.length ? lookAt(commit[index + 1]) : undefined;
+    let committed = false;
     try {
-      const unsafe = await placeAgain(input.root, step.path);
-      if (unsafe) {
-        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
-      } else if (!(await unchangedSinceCheck(input, step.path, step.seen, step.expect))) {
+      const state = await look;
+      if (state === 'changed') {
         conflicts.push(conflict(step.path, step.expect.exists ? 'modified' : 'created', step.action === 'delete'));
+      } else if (state !== 'unchanged') {
+        conflicts.push(conflict(step.path, state ?? 'path-changed', step.action === 'delete'));
       } else {
         if (step.temp) await input.fs.rename(toAbsolute(input.root, step.temp), target);
         else await input.fs.unlink(target);
+        committed = true;
         applied.push(step.path);
         touchedDirs.add(path.dirname(target));
       }
     } catch (error) {
       failed.push({ path: step.path, code: describeCode(error) });
     }
-    if (step.temp && !applied.includes(step.path)) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
+    if (step.temp && !committed) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
     input.onStep?.({ phase: 'committed', path: step.path, index });
   }
-  for (const dir of touchedDirs) await input.fs.fsyncDirectory(dir).catch(() => undefined);
+  // One fsync per touched folder, all at once, before the journal goes: the renames are durable first.
+  await Promise.all([...touchedDirs].map((dir) => input.fs.fsyncDirectory(dir).catch(() => undefined)));
   // A journal left behind is harmless: its temps are gone and every step re-checks its expectation.
-  await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
+  await removeJournal(input.fs, input.overlayDir, { committed: true }).catch(() => undefined);
   await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
 
   if (failed.length > 0) {
@@ -476,11 +531,17 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       first.path,
       applied,
       failed,
-      conflicts,
+      sortConflicts(conflicts),
       failed.some((f) => WORKSPACE_REFUSALS.has(f.code)),
     );
   }
   return { applied, conflicts: sortConflicts(conflicts) };
+}
+
+/** Why writing into a file's folder is unsafe now (a symlink on the way), or undefined; once per folder per phase. */
+async function leadsElsewhere(input: CheckInput, folders: FolderChecks, file: string): Promise<ConflictReason | undefined> {
+  const folder = await folders.state(folderOf(file));
+  return folder.kind === 'elsewhere' ? elsewhereReason(input.root, file) : undefined;
 }
 
 function sortConflicts(conflicts: Conflict[]): Conflict[] {
