@@ -1,7 +1,8 @@
 // Isolation: while speculating nothing outside the overlay is written — not through `..`, absolute
 // paths, symlinks (to folders, to files, dangling), nor on accept after a folder became a symlink.
 import * as assert from 'node:assert/strict';
-import { rename as fsRename, rm } from 'node:fs/promises';
+import { renameSync, symlinkSync } from 'node:fs';
+import { mkdir, rename as fsRename, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { PathOutsideWorkspaceError } from '../../../src/core/fs/workspaceFs';
 import type { OverlayFs } from '../../../src/core/followup/overlayFs';
@@ -129,5 +130,39 @@ describe('OverlayFs isolation', () => {
     const result = await overlay.applyToReal();
     assert.deepEqual(result.conflicts.map((c) => [c.path, c.reason]), [['sub/a.txt', 'path-changed']]);
     assert.deepEqual(await snapshot(path.join(box.ws, 'other')), otherBefore);
+  });
+
+  it('refuses on accept the files of a folder swapped for a symlink to outside after their temps were staged', async () => {
+    await mkdir(path.join(box.outside, 'er'));
+    for (const name of ['a.txt', 'b.txt']) await writeFile(path.join(box.outside, 'er', name), 'deep original\n');
+    const outsideBefore = await snapshot(box.outside);
+    let staged = 0;
+    const swapping = await box.open({
+      onApplyStep: (event) => {
+        // The moment between the last temp and the first rename: the folder's parent becomes a symlink out.
+        if (event.phase !== 'staged' || ++staged !== 3) return;
+        renameSync(path.join(box.ws, 'deep'), path.join(box.parent, 'deep-moved'));
+        symlinkSync(box.outside, path.join(box.ws, 'deep'));
+      },
+    });
+    await mkdir(path.join(box.ws, 'deep', 'er'), { recursive: true });
+    for (const name of ['a.txt', 'b.txt']) await writeFile(path.join(box.ws, 'deep', 'er', name), 'deep original\n');
+    await swapping.readFile('deep/er/a.txt');
+    await swapping.readFile('deep/er/b.txt');
+    await swapping.writeFile('deep/er/a.txt', 'speculated a\n');
+    await swapping.writeFile('deep/er/b.txt', 'speculated b\n');
+    await swapping.writeFile('inside.txt', 'accepted\n');
+
+    const result = await swapping.applyToReal();
+    assert.deepEqual(result.applied, ['inside.txt']);
+    assert.deepEqual(result.conflicts.map((c) => [c.path, c.reason]), [
+      ['deep/er/a.txt', 'outside-workspace'],
+      ['deep/er/b.txt', 'outside-workspace'],
+    ]);
+    assert.deepEqual(await snapshot(box.outside), outsideBefore, 'nothing renamed into the folder outside');
+    assert.equal(await box.read('inside.txt'), 'accepted\n');
+    await swapping.cleanup();
+    await rm(path.join(box.ws, 'deep'));
+    await rm(path.join(box.parent, 'deep-moved'), { recursive: true });
   });
 });
