@@ -55,7 +55,7 @@ const CREATE_ATTEMPTS = 8;
 /** How much replaced content the overlay folder may keep until cleanup() removes it in one go. */
 const UNREFERENCED_BYTES = 32 * 1024 * 1024;
 /** A real file whose change time is this close to a sandboxed command's start may have changed while it ran (coarse file-system clocks). */
-const SANDBOX_CLOCK_SLACK_MS = 100;
+export const SANDBOX_CLOCK_SLACK_MS = 100;
 
 export interface OverlayFsOptions {
   /** The real workspace; reads fall through to it and accept writes to its root. */

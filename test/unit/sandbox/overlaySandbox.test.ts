@@ -10,7 +10,7 @@ import type { OverlayFs } from '../../../src/core/followup/overlayFs';
 import { buildLayer } from '../../../src/core/sandbox/layerBuilder';
 import { makeWhiteout } from '../../../src/core/sandbox/scratch';
 import { makeSandbox, makeSymlink, snapshot, text, thrown, type Sandbox } from '../followup/overlayKit';
-import { processesWith, sleep } from './sandboxKit';
+import { fixtureSettled, processesWith, sleep } from './sandboxKit';
 
 describe('the overlay with the sandbox', function () {
   this.timeout(30_000);
@@ -27,6 +27,7 @@ describe('the overlay with the sandbox', function () {
       'dist/old.js': 'old\n',
     });
     sandbox = new LinuxSandbox({ tmpRoot: box.tmpRoot, hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(box.parent, 'home') } });
+    await fixtureSettled();
   });
   afterEach(async () => {
     assert.deepEqual(await box.dispose(), []);

@@ -6,6 +6,7 @@ import { chmod, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeF
 import { readdirSync, readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SANDBOX_CLOCK_SLACK_MS } from '../../../src/core/followup/overlayFs';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import type { SandboxLayer, SandboxLimits, SandboxOutcome, SandboxResult } from '../../../src/core/sandbox/shellSandbox';
 
@@ -147,3 +148,14 @@ export function sorted(changes: SandboxResult['changes']): string[] {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits until the files a test just made are older than the overlay's clock slack. A sandboxed
+ * command's change is held against a file (or, for a new file, its folder) that changed within that
+ * slack of the command's start as "the user may have changed it meanwhile" (a new file then shows as
+ * modified and accept asks). A fixture written just before the run would trip that by accident; a
+ * real workspace has not been touched in the same 100 ms.
+ */
+export async function fixtureSettled(): Promise<void> {
+  await sleep(SANDBOX_CLOCK_SLACK_MS + 20);
+}

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { LinuxSandbox, UnavailableSandbox, type ShellSandbox } from '../../../src/core/sandbox';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import { makeWorld, listBelow, treeSnapshot, OUTSIDE_SECRET, type EngineWorld } from '../engine/engineKit';
-import { processesWith, sleep } from './sandboxKit';
+import { fixtureSettled, processesWith, sleep } from './sandboxKit';
 
 const GREET = 'exports.greet = (n) => `Hello, ${n}!`;\n';
 const GREET_WITH_FAREWELL = 'exports.greet = (n) => `Hello, ${n}!`;\n\nexports.farewell = (n) => `Goodbye, ${n}!`;\n';
@@ -32,6 +32,7 @@ describe('speculation with the sandbox (real namespaces)', function () {
     const shellSandbox = sandbox ?? new LinuxSandbox({ tmpRoot: world.tmpRoot, hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(world.parent, 'home') } });
     world.services.toolContext.shellSandbox = shellSandbox;
     if (limits) world.services.toolContext.sandboxLimits = limits;
+    await fixtureSettled();
   }
 
   const sandboxLeftovers = async () => (await listBelow(world.tmpRoot)).filter((entry) => entry.startsWith('speculate-sandbox-') && entry.includes('/'));
