@@ -30,8 +30,13 @@ function firstLine(output: string, pattern: RegExp): string | undefined {
 }
 
 export function sandboxFailureCause(input: FailureCauseInput): SandboxBlock | null {
-  if (input.exitCode === 0 && !input.timedOut) return null;
   const { output } = input;
+  // A file of another user that overlayfs could not copy up fails only inside the sandbox, and a
+  // command that carried on regardless (`… || true`, `cmd; echo`) would report success without the
+  // change it made live: whatever the exit code, such a run is not a result.
+  const notCopiedUp = OWNERSHIP.map((pattern) => firstLine(output, pattern)).find(Boolean);
+  if (notCopiedUp) return { kind: 'ownership', detail: `it changes a workspace file that belongs to another user ("${notCopiedUp}")` };
+  if (input.exitCode === 0 && !input.timedOut) return null;
   for (const pattern of NETWORK) {
     const line = firstLine(output, pattern);
     if (line) return { kind: 'network', detail: `it needs the network or a service outside the sandbox ("${line}")` };
@@ -44,10 +49,6 @@ export function sandboxFailureCause(input: FailureCauseInput): SandboxBlock | nu
         detail: input.workspaceWritable ? `it writes outside the workspace ("${line}")` : `it writes files, which commands run without approval may not ("${line}")`,
       };
     }
-  }
-  for (const pattern of OWNERSHIP) {
-    const line = firstLine(output, pattern);
-    if (line) return { kind: 'ownership', detail: `it changes a workspace file that belongs to another user ("${line}")` };
   }
   for (const line of output.split('\n')) {
     if (!MISSING.test(line)) continue;

@@ -22,8 +22,9 @@ describe('sandbox failure causes', () => {
     assert.match(cause('bash: a.txt: Read-only file system', { workspaceWritable: false })?.detail ?? '', /may not/);
   });
 
-  it('a file of another user that overlayfs cannot copy up', () => {
+  it('a file of another user that overlayfs cannot copy up, even when the command carried on and succeeded', () => {
     assert.equal(cause('sed: couldn\'t open temporary file ./x: Value too large for defined data type')?.kind, 'ownership');
+    assert.equal(cause('bash: line 1: shared.txt: Value too large for defined data type\nrc=1', { exitCode: 0 })?.kind, 'ownership');
   });
 
   it('a missing file that exists outside, in the home folder or elsewhere', () => {

@@ -3,7 +3,7 @@
 // commands that change and leak nothing, no network, stopped daemons, and the not-available path.
 import * as assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { chmod, chown, lstat } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { LinuxSandbox, UnavailableSandbox, type ShellSandbox } from '../../../src/core/sandbox';
@@ -108,6 +108,23 @@ describe('speculation with the sandbox (real namespaces)', function () {
       assert.deepEqual(await treeSnapshot(world.outside), outsideBefore);
     }
     await speculation.disposeOverlay();
+  });
+
+  it('a workspace file of another user (which overlayfs cannot copy up) stops the run there, even when the command carried on', async function () {
+    // Only root can give a file to another user; CI runs as root, so this always runs there.
+    if (process.getuid?.() !== 0) this.skip();
+    await setUp({ 'shared.txt': 'shared\n', 'a.txt': 'a\n' });
+    const shared = path.join(world.root, 'shared.txt');
+    await chown(shared, 4242, 4242);
+    await chmod(shared, 0o666);
+    world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: 'echo more >> shared.txt; echo carried on; echo b > a.txt' } }] }, { text: 'never' }]);
+    const final = await world.speculate('append to the shared file').done;
+    assert.equal(final.status, 'boundary');
+    assert.equal(final.boundary?.type, 'shell');
+    assert.match(final.boundary?.detail ?? '', /belongs to another user/);
+    assert.deepEqual(final.toolCalls.map((c) => [c.decision, c.executed]), [['boundary', false]]);
+    assert.deepEqual(final.filesWritten, [], 'the whole run is left out, a.txt too');
+    assert.equal(await world.read('shared.txt'), 'shared\n');
   });
 
   it('no network: a listener on 127.0.0.1 outside is not reached, and the run stops there', async () => {
