@@ -269,11 +269,23 @@ export class LinuxSandbox implements ShellSandbox {
       let settled = false;
       const timers: NodeJS.Timeout[] = [];
 
-      const stop = () => {
-        // SIGKILL to PID 1 of the namespace ends every process in it; before its pid is known, unshare takes it along.
+      let stopping = false;
+      const killKeeper = () => {
         try {
-          if (keeperPid !== undefined) process.kill(keeperPid, 'SIGKILL');
-          else process.kill(child.pid!, 'SIGKILL');
+          process.kill(keeperPid!, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      };
+      const stop = () => {
+        stopping = true;
+        // SIGKILL to PID 1 of the namespace ends every process in it. Before the keeper said its pid,
+        // the process group goes (unshare, and the keeper if it is forked: it runs nothing of the
+        // command before saying its pid); --kill-child alone misses a keeper forked just before
+        // unshare died and not yet bound to it, so the pid, when it comes, is killed too.
+        if (keeperPid !== undefined) return killKeeper();
+        try {
+          process.kill(-child.pid!, 'SIGKILL');
         } catch {
           // Already gone.
         }
@@ -283,6 +295,8 @@ export class LinuxSandbox implements ShellSandbox {
         stop();
       };
       signal?.addEventListener('abort', onAbort, { once: true });
+      // Aborted while the run was being prepared (the layer, the environment): the listener came too late for it.
+      if (signal?.aborted) onAbort();
       timers.push(
         setTimeout(() => {
           timedOut = true;
@@ -297,7 +311,10 @@ export class LinuxSandbox implements ShellSandbox {
         : () => undefined;
 
       const onEvent = async (event: KeeperEvent) => {
-        if (event.type === 'pid') keeperPid = event.pid;
+        if (event.type === 'pid') {
+          keeperPid = event.pid;
+          if (stopping) killKeeper();
+        }
         else if (event.type === 'started') started = true;
         else if (event.type === 'fail') failedStep = event.step;
         else if (event.type === 'exit') {

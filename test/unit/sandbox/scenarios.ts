@@ -262,6 +262,22 @@ export const SCENARIOS: Record<string, Scenario> = {
     await kit.assertNothingLeft();
   },
 
+  async 'an abort at any moment of the start (preparing, spawning, before the keeper said its pid) still ends the run'(kit) {
+    // A missed abort would let the command run to its end (a few seconds) and come back as a result.
+    for (const afterTicks of [0, 1, 2, 3, 5, 8, 12, 20, 40, 80]) {
+      const marker = `speculate-early-abort-${process.pid}-${Date.now()}-${afterTicks}`;
+      const controller = new AbortController();
+      const pending = kit.outcome(`echo x > x.txt; exec -a ${marker} sleep 4`, { signal: controller.signal });
+      for (let tick = 0; tick < afterTicks; tick++) await new Promise((resolve) => setImmediate(resolve));
+      controller.abort();
+      const outcome = await pending;
+      assert.equal(outcome.ok, false, `aborted after ${afterTicks} ticks, the run still came back as a result`);
+      assert.equal(outcome.ok === false && outcome.aborted, true);
+      assert.deepEqual(processesWith(marker), [], `aborted after ${afterTicks} ticks`);
+      await kit.assertNothingLeft();
+    }
+  },
+
   async 'writing more than the size limit is a problem and brings nothing back'(kit) {
     const limits = { maxWriteBytes: 256 * 1024 };
     const many = await kit.runOnce('for i in 1 2 3; do head -c 100000 /dev/zero > part$i.bin; done', { limits });
