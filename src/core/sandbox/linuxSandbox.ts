@@ -5,9 +5,11 @@
 // Why unshare + our own mounts and not bubblewrap: everything comes from util-linux, which every
 // distribution has (bubblewrap is an extra package, and Debian 12's 0.8 cannot mount the overlay, so
 // unshare would still be needed for it); all mounts are done by one `mount -a -T <fstab>` process,
-// so the start costs about 7 ms over a plain `bash -c` here (bench/suites/sandbox.ts), well within
-// the 30 ms target; and the keeper (keeper.ts) that holds the namespaces open for the read-back is a
-// few lines of bash that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
+// so the start costs about 21 ms over a plain `bash -c` here (bench/suites/sandbox.ts, 2026-12-01,
+// load 1.5: ~4 ms preparing the run, ~3.5 ms the namespaces, ~9.5 ms the mounts, pivot and loopback,
+// ~3.5 ms the command and the kill of what it left, ~2 ms the teardown), within the 30 ms target;
+// and the keeper (keeper.ts) that holds the namespaces open for the read-back is a few lines of bash
+// that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
 // loopback device without iproute2) is not needed for what SANDBOX.md promises.
 import { spawn } from 'node:child_process';
 import { lstat, readdir, statfs } from 'node:fs/promises';

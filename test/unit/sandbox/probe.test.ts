@@ -14,7 +14,7 @@ describe('sandbox probe', () => {
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   async function sysctls(values: Record<string, string>): Promise<string> {
-    const root = path.join(dir, 'sys');
+    const root = await mkdtemp(path.join(dir, 'sys-'));
     for (const [name, value] of Object.entries(values)) {
       const file = path.join(root, ...name.split('.'));
       await mkdir(path.dirname(file), { recursive: true });
@@ -36,7 +36,7 @@ describe('sandbox probe', () => {
 
   it('is not available on macOS or Windows, with no action to take', async () => {
     assert.deepEqual(await probeLinuxSandbox(input({ platform: 'darwin' })), { available: false, reason: 'the sandbox needs Linux namespaces, and this is macOS', action: null });
-    assert.match((await probeLinuxSandbox(input({ platform: 'win32' }))).available === false ? 'Windows' : '', /Windows/);
+    assert.deepEqual(await probeLinuxSandbox(input({ platform: 'win32' })), { available: false, reason: 'the sandbox needs Linux namespaces, and this is Windows', action: null });
   });
 
   it("names Ubuntu's AppArmor restriction and how to lift it", async () => {
@@ -45,9 +45,11 @@ describe('sandbox probe', () => {
     assert.ok(!result.available && /AppArmor/.test(result.reason) && /apparmor_restrict_unprivileged_userns=0/.test(result.action ?? ''));
   });
 
-  it('names switched-off user namespaces and an unknown refusal', async () => {
+  it('names switched-off user namespaces (either sysctl) and an unknown refusal, such as a container\'s', async () => {
     const off = await probeLinuxSandbox(input({ sysctlDir: await sysctls({ 'user.max_user_namespaces': '0' }) }));
     assert.ok(!off.available && /max_user_namespaces = 0/.test(off.reason));
+    const noClone = await probeLinuxSandbox(input({ sysctlDir: await sysctls({ 'kernel.unprivileged_userns_clone': '0' }) }));
+    assert.ok(!noClone.available && /unprivileged_userns_clone = 0/.test(noClone.reason) && /sysctl -w kernel\.unprivileged_userns_clone=1/.test(noClone.action ?? ''));
     const unknown = await probeLinuxSandbox(input({}));
     assert.ok(!unknown.available && /Operation not permitted/.test(unknown.reason) && /container/.test(unknown.action ?? ''));
   });
