@@ -92,6 +92,17 @@ async function acceptSample(benchCase: Case, scratch: string): Promise<number> {
   }
 }
 
+/** Writes `data` to `file` (opened with `flags`) and fsyncs it, as plainly as node:fs allows. */
+async function writeSynced(file: string, data: Uint8Array, flags: 'w' | 'wx'): Promise<void> {
+  const handle = await open(file, flags);
+  try {
+    await handle.write(data);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * The durable floor: the same bytes written into the same tree of existing files, then each file
  * fsync'd — what any accept that survives a power cut must at least do. No check, no atomic replace.
@@ -102,17 +113,7 @@ async function floorSample({ count, size }: Case, scratch: string): Promise<numb
   const contents = Array.from({ length: count }, () => randomBytes(size));
   try {
     const started = process.hrtime.bigint();
-    await Promise.all(
-      contents.map(async (data, i) => {
-        const handle = await open(path.join(ws, fileName(i)), 'w');
-        try {
-          await handle.write(data);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-      }),
-    );
+    await Promise.all(contents.map((data, i) => writeSynced(path.join(ws, fileName(i)), data, 'w')));
     return Number(process.hrtime.bigint() - started) / 1e6;
   } finally {
     await rm(ws, { recursive: true, force: true });
@@ -135,13 +136,7 @@ async function atomicFloorSample({ count, size }: Case, scratch: string): Promis
       contents.map(async (data, i) => {
         const target = path.join(ws, fileName(i));
         const temp = path.join(path.dirname(target), `.${path.basename(target)}.floor`);
-        const handle = await open(temp, 'wx');
-        try {
-          await handle.write(data);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
+        await writeSynced(temp, data, 'wx');
         await rename(temp, target);
       }),
     );
