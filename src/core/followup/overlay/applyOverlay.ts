@@ -1,6 +1,5 @@
-// Accepting an overlay: check every touched file against the real one, then replace the rest
-// atomically (temp beside the target + fsync + rename) under a journal that survives a crash.
-// Each folder is looked at once per phase, files go a few at a time, and durability is batched.
+// Accepting an overlay: check every touched file against the real one (each folder looked at once
+// per phase), then replace the rest atomically (temp + fsync + rename) under a crash-proof journal.
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
