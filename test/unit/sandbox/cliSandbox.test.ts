@@ -1,20 +1,21 @@
-// The sandbox through the headless CLI (HEADLESS-CLI.md): the gate's `sandbox` decision, and a
-// speculation whose test run passes only with its own edit, applied with --accept.
+// The sandbox through the headless CLI (HEADLESS-CLI.md): the gate's `sandbox` decision, speculations
+// whose test run passes only with their own edit and writes a report (overlay only, or applied with
+// --accept), and a machine whose user namespaces are switched off (gate and speculate fall back, saying why).
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
+import { cli } from '../cli/cliKit';
 import { treeSnapshot } from '../engine/engineKit';
 import { fixtureSettled } from './sandboxKit';
 
-const repo = resolve(__dirname, '../../../..');
-const cli = join(repo, 'dist/cli.js');
-
-function run(args: string[], input: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `dist/cli.js` with `input` on stdin; `wrapper` is a command line that runs it (ending in `exec "$@"`-style argument passing). */
+function run(args: string[], input: string, env: Record<string, string> = {}, wrapper: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const [program, ...argv] = [...wrapper, process.execPath, cli, ...args];
   return new Promise((done) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(program, argv, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -133,17 +134,8 @@ describe('headless CLI with the sandbox', function () {
     await model.start();
     try {
       model.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: 'npm test' } }] }, { text: 'never' }]);
-      const inner = (args: string[]) => ['--user', '--map-root-user', '--', '/bin/sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', 'sh', process.execPath, cli, ...args];
-      const spawnOff = (args: string[], input: string) =>
-        new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
-          const child = spawn('unshare', inner(args), { env: { ...process.env, TMPDIR: join(scratch, 'tmp') }, stdio: ['pipe', 'pipe', 'pipe'] });
-          let stdout = '';
-          let stderr = '';
-          child.stdout.on('data', (c) => (stdout += c));
-          child.stderr.on('data', (c) => (stderr += c));
-          child.on('close', (code) => done({ code, stdout, stderr }));
-          child.stdin.end(input);
-        });
+      const namespacesOff = ['unshare', '--user', '--map-root-user', '--', '/bin/sh', '-c', 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', 'sh'];
+      const spawnOff = (args: string[], input: string) => run(args, input, { TMPDIR: join(scratch, 'tmp') }, namespacesOff);
       const gate = await spawnOff(['gate'], [JSON.stringify({ tool: 'run_shell_command', args: { command: 'npm test' }, approvalMode: 'auto-edit', workspace }), JSON.stringify({ tool: 'run_shell_command', args: { command: 'ls' }, approvalMode: 'default', workspace })].join('\n'));
       assert.equal(gate.code, 0, gate.stderr);
       assert.deepEqual(gate.stdout.trim().split('\n').map((text) => (JSON.parse(text) as { decision: string }).decision), ['boundary', 'allow']);
