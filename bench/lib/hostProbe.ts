@@ -18,6 +18,8 @@ export interface ProbeLine {
   activationMs?: number;
   wasActive?: boolean;
   detail?: string;
+  /** For an appendItems post: the kinds of the items it carried (a turn's own items, or only its turn-end line). */
+  kinds?: string[];
 }
 
 /** performance.timeOrigin + performance.now(): the same clock in Node and in Chromium. */
@@ -132,6 +134,7 @@ function instrument(api: SpeculateApi, record: (line: ProbeLine) => void): void 
     if (timed) record({ ev: 'handled', at: wallNow(), type: message.type });
   };
   controller.onDidPostToWebview((message) => {
-    if (POSTS_TO_RECORD.has(message.type)) record({ ev: 'post', at: wallNow(), type: message.type });
+    if (!POSTS_TO_RECORD.has(message.type)) return;
+    record({ ev: 'post', at: wallNow(), type: message.type, ...(message.type === 'appendItems' ? { kinds: message.items.map((item) => item.kind) } : {}) });
   });
 }

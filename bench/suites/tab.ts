@@ -84,11 +84,16 @@ async function oneSample(workbench: BenchWorkbench, chat: FrameLocator, mode: Mo
   return result;
 }
 
+/** Items the host appends after any accepted turn, revealed or not. */
+const LINES_AFTER_A_TURN = new Set(['turnEnd', 'usage']);
+
 /** A sample that did not take the path it measures would mix the figures up: stop instead. */
 function assertPath(mode: Mode, sample: Sample, index: number): void {
   if (mode === 'live') return;
   const received = sample.host.find((l) => l.ev === 'recv')?.type;
-  const appended = sample.host.some((l) => l.ev === 'post' && l.type === 'appendItems');
+  // After a reveal the host still appends the turn's end line (its checkpoint, usage): only the
+  // turns themselves coming from the host mean the round trip was taken.
+  const appended = sample.host.some((l) => l.ev === 'post' && l.type === 'appendItems' && (l.kinds ?? []).some((kind) => !LINES_AFTER_A_TURN.has(kind)));
   const ok = mode === 'reveal' ? received === 'acceptRevealed' && !appended : received === 'acceptSuggestion' && appended;
   if (!ok) throw new Error(`sample ${index} (${mode}) took another path: the host received ${received ?? 'nothing'}${appended ? ' and appended the turns' : ''}`);
 }
