@@ -132,12 +132,19 @@ function start(app: HTMLElement): void {
     status.setAcceptKey(composer.acceptKeyLabel());
   };
 
+  // The newest message is at the end; an empty chat's welcome is read from its top (on a short
+  // view the end would cut off its title and first lines).
+  const scrollToLatest = (): void => {
+    const scroller = transcript.element;
+    scroller.scrollTop = transcript.isEmpty() ? 0 : scroller.scrollHeight;
+  };
+
   const setBusy = (busy: boolean): void => {
     composer.setBusy(busy);
     const scroller = transcript.element;
     const atBottom = isScrolledToEnd(scroller);
     progress.hidden = !busy;
-    if (atBottom) scroller.scrollTop = scroller.scrollHeight;
+    if (atBottom) scrollToLatest();
     app.classList.toggle('busy', busy);
     follow.setBusy(busy);
   };
@@ -163,7 +170,7 @@ function start(app: HTMLElement): void {
     showSpeculation(snapshot.speculation);
     const scroller = transcript.element;
     if (!initialised && state.scrollTop !== null) scroller.scrollTop = state.scrollTop;
-    else scroller.scrollTop = scroller.scrollHeight;
+    else scrollToLatest();
     initialised = true;
   };
 
@@ -308,7 +315,7 @@ function start(app: HTMLElement): void {
   });
   if (typeof ResizeObserver !== 'undefined') {
     new ResizeObserver(() => {
-      if (pinnedToBottom) transcript.element.scrollTop = transcript.element.scrollHeight;
+      if (pinnedToBottom) scrollToLatest();
     }).observe(transcript.element);
   }
 
