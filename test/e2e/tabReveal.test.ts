@@ -78,6 +78,9 @@ describe('Tab in one frame, in the workbench', function () {
     await chat.locator('.assistant-text', { hasText: 'now exports' }).waitFor();
     await chat.locator('.ghost:not([hidden]) .ghost-text', { hasText: 'add a test for farewell' }).waitFor();
     await chat.locator('.spec-status[data-state="ready"]').waitFor();
+    // The run's file list comes a moment after it is ready (the review is debounced); a user sees
+    // it before pressing Tab, and its message must not be taken for the host's answer to the Tab.
+    await chat.locator('.spec-files .spec-file[data-path="test/greet.test.mjs"]').waitFor({ state: 'attached' });
     const file = join(workbench.workspace, 'test/greet.test.mjs');
     assert.equal(existsSync(file), false, 'nothing written before Tab');
 
