@@ -5,7 +5,10 @@ import * as path from 'node:path';
 import type { ApprovalMode } from '../../src/core/chat/approvals';
 import { ACCEPT_DEBOUNCE_MS } from '../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../src/core/followup/speculation';
-import type { ChatSession, SessionEvent } from '../../src/core/session';
+import type { CheckpointStore } from '../../src/core/checkpoints';
+import type { LlmClient } from '../../src/core/llm/llmClient';
+import { ChatSession, type SessionEvent } from '../../src/core/session';
+import type { WorkspaceServices } from '../../src/core/workspaceServices';
 
 const STEP_TIMEOUT_MS = 60_000;
 /** A Tab sooner than ACCEPT_DEBOUNCE_MS after the suggestion appeared is ignored, as for a user. */
@@ -14,6 +17,24 @@ const TAB_AFTER_SHOWN_MS = ACCEPT_DEBOUNCE_MS + 50;
 export interface RecordedSession {
   approvalMode: ApprovalMode;
   steps: Array<{ submit?: string; tab?: boolean; then?: 'speculation' }>;
+}
+
+/**
+ * The ChatSession the recorded session is played on: the demo's engine settings (suggestions and
+ * speculation on, the usual limits, every question denied), over the given services and client.
+ */
+export function recordedSessionChat(recorded: RecordedSession, services: WorkspaceServices, llm: LlmClient, checkpoints?: CheckpointStore): ChatSession {
+  return new ChatSession({
+    llm,
+    config: { model: 'scripted-model', fastModel: '', approvalMode: recorded.approvalMode, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 },
+    systemPrompt: services.systemPrompt,
+    tools: services.tools,
+    toolContext: services.toolContext,
+    prompter: { request: async () => 'deny' },
+    classifyShell: services.classifyShell,
+    createOverlay: services.createOverlay,
+    ...(checkpoints ? { checkpoints } : {}),
+  });
 }
 
 export function loadRecordedSession(): RecordedSession {

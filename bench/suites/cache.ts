@@ -8,12 +8,12 @@ import * as path from 'node:path';
 import { SUGGESTION_PROMPT } from '../../src/core/followup/suggestionGenerator';
 import type { ChatRequest, LlmClient } from '../../src/core/llm/llmClient';
 import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
-import { ChatSession } from '../../src/core/session';
+import type { ChatSession } from '../../src/core/session';
 import { openWorkspaceServices } from '../../src/core/workspaceServices';
 import { canonicalPrompt, commonPrefixLength } from '../../test/fixtures/scripted/canonicalPrompt';
 import { demoReply } from '../../test/fixtures/scripted/demoScript';
 import { ScriptedServer, type ChatRequestBody } from '../../test/fixtures/scriptedServer';
-import { loadRecordedSession, replayRecordedSession } from '../lib/recordedSession';
+import { loadRecordedSession, recordedSessionChat, replayRecordedSession } from '../lib/recordedSession';
 import type { Figure } from '../types';
 
 type Kind = 'main' | 'suggestion' | 'speculation' | 'pipelined';
@@ -59,16 +59,7 @@ export default async function cache(): Promise<Figure[]> {
       },
       listModels: (signal) => client.listModels(signal),
     };
-    session = new ChatSession({
-      llm,
-      config: { model: 'scripted-model', fastModel: '', approvalMode: recorded.approvalMode, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 },
-      systemPrompt: services.systemPrompt,
-      tools: services.tools,
-      toolContext: services.toolContext,
-      prompter: { request: async () => 'deny' },
-      classifyShell: services.classifyShell,
-      createOverlay: services.createOverlay,
-    });
+    session = recordedSessionChat(recorded, services, llm);
     await replayRecordedSession(session, recorded);
   } finally {
     await session?.dispose();

@@ -11,11 +11,11 @@ import { checkpointHook } from '../../src/core/followup/acceptCheckpoint';
 import { OverlayFs } from '../../src/core/followup/overlayFs';
 import { NodeWorkspaceFs } from '../../src/core/fs/nodeWorkspaceFs';
 import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
-import { ChatSession } from '../../src/core/session';
+import type { ChatSession } from '../../src/core/session';
 import { openWorkspaceServices } from '../../src/core/workspaceServices';
 import { demoReply } from '../../test/fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../test/fixtures/scriptedServer';
-import { loadRecordedSession, replayRecordedSession } from '../lib/recordedSession';
+import { loadRecordedSession, recordedSessionChat, replayRecordedSession } from '../lib/recordedSession';
 import type { Figure } from '../types';
 
 const KB = 1024;
@@ -166,17 +166,7 @@ async function demoSessionSize(): Promise<Figure[]> {
     const recorded = loadRecordedSession();
     const services = await openWorkspaceServices(workspace, { tmpRoot });
     const store = await CheckpointStore.open({ stateDir: path.join(scratch, 'state'), workspaceRoot: workspace });
-    session = new ChatSession({
-      llm: new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'bench' }),
-      config: { model: 'scripted-model', fastModel: '', approvalMode: recorded.approvalMode, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 },
-      systemPrompt: services.systemPrompt,
-      tools: services.tools,
-      toolContext: services.toolContext,
-      prompter: { request: async () => 'deny' },
-      classifyShell: services.classifyShell,
-      createOverlay: services.createOverlay,
-      checkpoints: store,
-    });
+    session = recordedSessionChat(recorded, services, new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'bench' }), store);
     await replayRecordedSession(session, recorded);
     const list = await store.list();
     const files = list.reduce((n, c) => n + c.files.length, 0);

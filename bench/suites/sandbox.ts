@@ -12,11 +12,11 @@ import { readBack } from '../../src/core/sandbox/readback';
 import type { SandboxLayer, SandboxRunRequest } from '../../src/core/sandbox/shellSandbox';
 import { startSpeculation, type SpeculationSnapshot } from '../../src/core/followup/speculation';
 import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
-import { ChatSession } from '../../src/core/session';
+import type { ChatSession } from '../../src/core/session';
 import { openWorkspaceServices } from '../../src/core/workspaceServices';
 import { demoReply } from '../../test/fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../test/fixtures/scriptedServer';
-import { loadRecordedSession, replayRecordedSession, SessionWatcher } from '../lib/recordedSession';
+import { loadRecordedSession, recordedSessionChat, replayRecordedSession, SessionWatcher } from '../lib/recordedSession';
 import type { Figure } from '../types';
 
 const START_SAMPLES = 41;
@@ -80,16 +80,7 @@ async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutco
     const shellSandbox = withSandbox ? new LinuxSandbox({ tmpRoot, hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(scratch, 'home'), LANG: 'C.UTF-8' } }) : undefined;
     const services = await openWorkspaceServices(workspace, { tmpRoot, ...(shellSandbox ? { toolContext: { shellSandbox } } : {}) });
     const llm = new OpenAiCompatibleClient({ baseURL: server.baseUrl, apiKey: 'bench' });
-    session = new ChatSession({
-      llm,
-      config: { model: 'scripted-model', fastModel: '', approvalMode: recorded.approvalMode, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 },
-      systemPrompt: services.systemPrompt,
-      tools: services.tools,
-      toolContext: services.toolContext,
-      prompter: { request: async () => 'deny' },
-      classifyShell: services.classifyShell,
-      createOverlay: services.createOverlay,
-    });
+    session = recordedSessionChat(recorded, services, llm);
     const watcher = new SessionWatcher(session, 'sandbox bench');
     await replayRecordedSession(session, recorded, watcher);
     const params = session.cacheSafeParams;
