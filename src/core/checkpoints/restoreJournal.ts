@@ -3,6 +3,7 @@
 // forward or back. One journal per checkpoint; creating it is also the lock against a second undo.
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { isTempFor, tempPathFor } from '../fs/tempNames';
 import type { CheckpointFs } from './checkpointFs';
 import { isFileState, type FileState } from './fileState';
 import { isRelativePosix } from './record';
@@ -40,36 +41,13 @@ export interface RestoreJournal {
   kept: string[];
 }
 
-const NAME_MAX_BYTES = 255;
-const TEMP_SUFFIX_BYTES = 1 + '.speculate-undo-'.length + 16 + '.tmp'.length;
-const TEMP_NAME = /^\..*\.speculate-undo-[0-9a-f]{16}\.tmp$/;
-
-/** The longest prefix of `name` that fits `maxBytes` of UTF-8 without cutting a character. */
-function utf8Prefix(name: string, maxBytes: number): string {
-  let bytes = 0;
-  let end = 0;
-  for (const char of name) {
-    const size = Buffer.byteLength(char, 'utf8');
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    end += char.length;
-  }
-  return name.slice(0, end);
-}
-
 /** Hidden, beside the target (same folder → same file system → atomic rename), short enough for any name. */
 export function restoreTempFor(target: string, token = randomBytes(8).toString('hex')): string {
-  const dir = path.posix.dirname(target);
-  const name = `.${utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_SUFFIX_BYTES)}.speculate-undo-${token}.tmp`;
-  return dir === '.' ? name : `${dir}/${name}`;
+  return tempPathFor(target, token, 'speculate-undo');
 }
 
 export function isRestoreTempFor(target: string, temp: string): boolean {
-  if (path.posix.dirname(temp) !== path.posix.dirname(target)) return false;
-  const name = path.posix.basename(temp);
-  if (!TEMP_NAME.test(name)) return false;
-  const stem = name.slice(1, name.length - '.speculate-undo-'.length - 16 - '.tmp'.length);
-  return stem === utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_SUFFIX_BYTES);
+  return isTempFor(target, temp, 'speculate-undo');
 }
 
 export function journalPath(journalsDir: string, checkpointId: string): string {

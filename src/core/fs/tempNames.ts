@@ -2,11 +2,25 @@
 // by the target's name, and short enough for the file system whatever the target's own length.
 import * as path from 'node:path';
 
-const TEMP_NAME = /^\..*\.speculate-[0-9a-f]{16}\.tmp$/;
 /** The longest file name (bytes) the common file systems take (ext4, xfs, btrfs, APFS, tmpfs). */
 const NAME_MAX_BYTES = 255;
-/** `.` + `.speculate-<16 hex>.tmp`: the fixed part of every temp name. */
-const TEMP_FIXED_BYTES = 1 + '.speculate-'.length + 16 + '.tmp'.length;
+const TOKEN_LENGTH = 16;
+
+/**
+ * Who wrote a temp: an accept or a live write (`speculate`), or an undo/redo (`speculate-undo`), so
+ * each recovery recognises only its own leftovers.
+ */
+export type TempKind = 'speculate' | 'speculate-undo';
+
+const TEMP_SUFFIX: Record<TempKind, RegExp> = {
+  speculate: /^\.speculate-[0-9a-f]{16}\.tmp$/,
+  'speculate-undo': /^\.speculate-undo-[0-9a-f]{16}\.tmp$/,
+};
+
+/** `.` + `.<kind>-<16 hex>.tmp`: the fixed part of a temp name of that kind. */
+function fixedBytes(kind: TempKind): number {
+  return 1 + `.${kind}-`.length + TOKEN_LENGTH + '.tmp'.length;
+}
 
 /** The longest prefix of `name` that fits in `maxBytes` of UTF-8 without cutting a character. */
 function utf8Prefix(name: string, maxBytes: number): string {
@@ -27,19 +41,20 @@ function utf8Prefix(name: string, maxBytes: number): string {
  * rename), named after it so a leftover is recognisable — its name cut short so the temp fits the
  * file system's name limit whatever the target's own length (a valid 255-byte name included).
  */
-export function tempPathFor(target: string, token: string): string {
+export function tempPathFor(target: string, token: string, kind: TempKind = 'speculate'): string {
   const dir = path.posix.dirname(target);
-  const name = `.${utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_FIXED_BYTES)}.speculate-${token}.tmp`;
+  const name = `.${utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - fixedBytes(kind))}.${kind}-${token}.tmp`;
   return dir === '.' ? name : `${dir}/${name}`;
 }
 
-/** True when `temp` is a temp this module would have named for `target`. */
-export function isTempFor(target: string, temp: string): boolean {
+/** True when `temp` is a temp of `kind` this module would have named for `target`. */
+export function isTempFor(target: string, temp: string, kind: TempKind = 'speculate'): boolean {
   if (path.posix.dirname(temp) !== path.posix.dirname(target)) return false;
   const name = path.posix.basename(temp);
-  if (!TEMP_NAME.test(name)) return false;
-  const stem = name.slice(1, name.length - '.speculate-'.length - 16 - '.tmp'.length);
-  return stem === utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - TEMP_FIXED_BYTES);
+  const suffix = name.slice(name.length - (fixedBytes(kind) - 1));
+  if (!name.startsWith('.') || !TEMP_SUFFIX[kind].test(suffix)) return false;
+  const stem = name.slice(1, name.length - suffix.length);
+  return stem === utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - fixedBytes(kind));
 }
 
 /** The temp for a target given as an absolute OS path, with a fresh random token. */

@@ -37,6 +37,23 @@ describe('checkpoints: undo', () => {
   });
   afterEach(() => box.dispose());
 
+  it('undoes an edit of a file whose name is as long as the file system allows (255 bytes, multi-byte)', async () => {
+    // 'é' is two bytes: the undo's temp name must be cut at a character, never mid-way, and still fit.
+    const longName = `docs/${'é'.repeat(127)}x`;
+    assert.equal(Buffer.byteLength(path.posix.basename(longName)), 255);
+    await writeFile(path.join(box.ws, longName), 'before\n');
+    const before = await snapshot(box.ws);
+    const fs = box.recorder();
+    fs.begin({ kind: 'turn', prompt: 'edit the long one' });
+    await fs.writeFile(longName, 'after\n');
+    const summary = await fs.seal();
+    assert.ok(summary);
+    const result = await box.store.undo(summary.id);
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.deepEqual(result.restored, [longName]);
+    assert.deepEqual(await snapshot(box.ws), before, 'the file is back and no temp is left beside it');
+  });
+
   it('records what a turn changed and undo puts the workspace back byte for byte', async () => {
     const before = await snapshot(box.ws);
     const summary = await agentTurn(box);
