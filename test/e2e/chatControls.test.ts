@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import type { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, sendMessage, useChatWorkbench, waitIdle, type Workbench } from './workbench';
+import { CHAT_INPUT, sendMessage, useChatWorkbench, waitFor, waitIdle, type Workbench } from './workbench';
 
 /** The transcript on screen (not the speculated turns kept hidden until Tab). */
 const SHOWN = '.transcript > .transcript-items';
@@ -65,8 +65,16 @@ describe('chat controls in the workbench', function () {
     await chat.locator('.model-button.model-main .model-name', { hasText: 'scripted-fast' }).waitFor();
     const before = model.chatRequests.length;
     await sendMessage(chat, 'list the files');
+    // The main turn's request ends with the typed message (forks end with their own prompt); wait
+    // for it rather than for the busy state, which may not have begun when idle is first checked.
+    const isMainTurn = (r: (typeof model.chatRequests)[number]): boolean => {
+      const messages = (r.body as { messages?: Array<{ role?: string; content?: unknown }> } | undefined)?.messages ?? [];
+      const last = messages[messages.length - 1];
+      return last?.role === 'user' && JSON.stringify(last.content ?? '').includes('list the files');
+    };
+    await waitFor(() => model.chatRequests.slice(before).some(isMainTurn), 'the main turn\'s request');
     await waitIdle(chat);
-    const main = model.chatRequests.slice(before).find((r) => !JSON.stringify(r.body).includes('chat_template_kwargs'));
+    const main = model.chatRequests.slice(before).find(isMainTurn);
     assert.equal(main?.body?.model, 'scripted-fast', 'the next turn uses the picked model');
     // Back to the suite's model for the tests after this one.
     await chat.locator('.model-button.model-main').click();

@@ -2,7 +2,7 @@
 // was, a speculation that was running is gone with its overlay, and a damaged store is kept aside
 // with a notice on the next reload instead of breaking the chat.
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
@@ -17,10 +17,17 @@ function overlayDirs(workbench: Workbench): string[] {
 
 /** Every file under `dir` whose path ends with `suffix`. */
 function findFiles(dir: string, suffix: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).flatMap((name) => {
-    const full = join(dir, name);
-    return statSync(full).isDirectory() ? findFiles(full, suffix) : full.endsWith(suffix) ? [full] : [];
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch (error) {
+    // The tree is live (a sandbox run's folder comes and goes while we walk): a folder gone is empty.
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+  return entries.flatMap((entry) => {
+    const full = join(dir, entry.name);
+    return entry.isDirectory() ? findFiles(full, suffix) : full.endsWith(suffix) ? [full] : [];
   });
 }
 
