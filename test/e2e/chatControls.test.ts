@@ -130,6 +130,8 @@ describe('chat controls in the workbench', function () {
     assert.deepEqual((await chat.locator('.history-title-text').allInnerTexts()).slice(0, 2), ['explain README.md', 'list the files']);
     await workbench.screenshot('chat-history');
     await chat.locator('.history-search').fill('workspace holds');
+    // The search is debounced: the other chat leaves the list once its answer is in.
+    await chat.locator('.history-entry', { hasText: 'explain README.md' }).waitFor({ state: 'detached' });
     await chat.locator('.history-entry', { hasText: 'list the files' }).waitFor();
     await chat.locator('.history-entry .history-open', { hasText: 'list the files' }).click();
     await chat.locator(`${SENT} .user-text`, { hasText: 'list the files' }).waitFor();

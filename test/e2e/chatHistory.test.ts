@@ -2,17 +2,32 @@
 // was, a speculation that was running is gone with its overlay, and a damaged store is kept aside
 // with a notice on the next reload instead of breaking the chat.
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
-import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
-import { runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, waitFor, type Workbench } from './workbench';
+import { overlayDirs, runPaletteCommand, sendMessage, useChatWorkbench, waitIdle, waitFor, type Workbench } from './workbench';
 
-function overlayDirs(workbench: Workbench): string[] {
-  const parent = join(workbench.tmpDir, OVERLAY_PARENT);
-  if (!existsSync(parent)) return [];
-  return readdirSync(parent).flatMap((pid) => readdirSync(join(parent, pid)).map((id) => `${pid}/${id}`));
+
+/** Until `file` has not changed for STILL_MS (past every debounced save of the chat). */
+async function waitForStillStore(file: string): Promise<void> {
+  const STILL_MS = 1500;
+  const deadline = Date.now() + 30_000;
+  const look = () => {
+    const { mtimeMs, size } = statSync(file);
+    return `${mtimeMs}:${size}`;
+  };
+  let seen = look();
+  let stillSince = Date.now();
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    const now = look();
+    if (now !== seen) {
+      seen = now;
+      stillSince = Date.now();
+    } else if (Date.now() - stillSince >= STILL_MS) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for the chat store ${file} to be still`);
+  }
 }
 
 /** Every file under `dir` whose path ends with `suffix`. */
@@ -90,11 +105,13 @@ describe('chat history across a window reload', function () {
   it('a damaged store is kept aside with a notice at the next reload, and the chat still works', async () => {
     const { workbench } = suite.get();
     await waitIdle(workbench.chat());
-    // Past the debounced save of the last turn, so the window's shutdown has nothing left to write.
-    await new Promise((r) => setTimeout(r, 1500));
     const dataDir = dirname(workbench.tmpDir);
     const [index] = findFiles(dataDir, join('chats', 'index.json')).filter((f) => !f.includes('kept-aside'));
     assert.ok(index, 'the chat store is in the extension\'s storage');
+    // The last turn's suggestion saves the chat too (its usage), debounced: wait until the store has
+    // been still for a while, so neither that save nor the window's shutdown rewrites the index
+    // after it is damaged below.
+    await waitForStillStore(index);
     assert.ok(!index.includes(`${join('User', 'settings.json')}`));
     writeFileSync(index, '{ this is not json');
     const chat = await reloadWindow(workbench);

@@ -2,19 +2,21 @@
 // a key the server refuses. Each is a block in the chat with the buttons that fix it (Set Up
 // Endpoint among them, opening the preset picker), and each is written to the Speculate log.
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
 import { ScriptedServer } from '../fixtures/scriptedServer';
-import { eventually, openChatView, openWorkbench, quickInput, refusedUrl, sendMessage, waitForQuickInput, waitIdle, screenshotFailures, type Workbench } from './workbench';
+import { eventually, namesOrEmpty, openChatView, openWorkbench, quickInput, refusedUrl, sendMessage, waitForQuickInput, waitIdle, screenshotFailures, type Workbench } from './workbench';
 
 /** The Speculate output channel's log file, wherever the server keeps this session's logs. */
 function speculateLog(dataDir: string): string {
   const found: string[] = [];
   const walk = (dir: string): void => {
-    for (const name of readdirSync(dir)) {
+    // A live tree: the sandbox probe's folder and the chat store's temps come and go while we walk.
+    for (const name of namesOrEmpty(dir)) {
       const full = join(dir, name);
-      if (statSync(full).isDirectory()) walk(full);
+      const stat = statSync(full, { throwIfNoEntry: false });
+      if (stat?.isDirectory()) walk(full);
       else if (name === 'Speculate.log') found.push(full);
     }
   };

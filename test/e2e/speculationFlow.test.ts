@@ -2,21 +2,13 @@
 // the suggestion as ghost text, watch it run ahead, preview it, press Tab, dismiss by typing, abort
 // from the palette, and keep a file the user changed meanwhile.
 import * as assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FrameLocator } from 'playwright-core';
-import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import type { ScriptedServer } from '../fixtures/scriptedServer';
-import { CHAT_INPUT, runPaletteCommand, sendMessage, useChatWorkbench, waitFor, type Workbench } from './workbench';
+import { CHAT_INPUT, overlayDirs, runPaletteCommand, sendMessage, useChatWorkbench, waitFor, type Workbench } from './workbench';
 
-
-/** Overlay folders the extension host has on disk right now (its TMPDIR is the server's). */
-function overlayDirs(workbench: Workbench): string[] {
-  const parent = join(workbench.tmpDir, OVERLAY_PARENT);
-  if (!existsSync(parent)) return [];
-  return readdirSync(parent).flatMap((pid) => readdirSync(join(parent, pid)).map((id) => `${pid}/${id}`));
-}
 
 describe('speculation flow in the workbench', function () {
   this.timeout(120_000);

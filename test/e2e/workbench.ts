@@ -1,10 +1,11 @@
 // One real VS Code workbench for the end-to-end suites: the VS Code server with the extension loaded
 // from the work tree, a temporary copy of the demo workspace, and a Chromium page on it.
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, FrameLocator, Page } from 'playwright-core';
+import { OVERLAY_PARENT } from '../../src/core/followup/overlay/recovery';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
 
@@ -142,6 +143,23 @@ export async function openChatView(workbench: Workbench): Promise<FrameLocator> 
 export const CHAT_INPUT = 'textarea[aria-label="Message Speculate"]';
 
 /** Polls `condition` (something on disk or in the test's own state) until it holds, or fails naming `what`. */
+/** A folder's names; one removed while we look (a live tree: an overlay's cleanup, housekeeping) is empty. */
+export function namesOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** Overlay folders the extension host has on disk right now (its TMPDIR is the server's), as pid/id. */
+export function overlayDirs(workbench: Pick<Workbench, 'tmpDir'>): string[] {
+  const parent = join(workbench.tmpDir, OVERLAY_PARENT);
+  if (!existsSync(parent)) return [];
+  return namesOrEmpty(parent).flatMap((pid) => namesOrEmpty(join(parent, pid)).map((id) => `${pid}/${id}`));
+}
+
 export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -158,10 +176,16 @@ export async function waitIdle(chat: FrameLocator): Promise<void> {
 /** Types a message into the chat input and sends it with Enter, once the previous turn is over. */
 export async function sendMessage(chat: FrameLocator, text: string): Promise<void> {
   await waitIdle(chat);
+  // The transcript's own messages (a speculation rendered ahead, off-screen, has one too).
+  const sent = chat.locator('.transcript > .transcript-items .user-text');
+  const before = await sent.count();
   const input = chat.locator(CHAT_INPUT);
   await input.click();
   await input.fill(text);
   await input.press('Enter');
+  // Returns once the host took the message (its user message is on screen; the busy state comes
+  // with it), so a waitIdle that follows cannot see the idle state from before the turn.
+  await sent.nth(before).waitFor({ state: 'attached' });
 }
 
 /** Runs a palette command by its title, typing only once the palette's input has the focus. */
