@@ -83,9 +83,13 @@ describe('chat webview: transcript', function () {
     await page.waitForFunction(() => document.getElementById('announcer')?.textContent?.includes('Done.'));
 
     await chat.clearPosted();
-    await page.locator('.assistant-text[data-id="a1"] .code-copy').click();
+    // Clicked and read in one step: the label goes back after 1.5 s, which a stalled renderer could pass.
+    const label = await page.locator('.assistant-text[data-id="a1"] .code-copy').evaluate((el: HTMLElement) => {
+      el.click();
+      return el.innerText;
+    });
+    assert.equal(label, 'Copied');
     assert.deepEqual(await chat.waitForPosted('copyText'), { type: 'copyText', text: 'npm test' });
-    assert.equal(await page.locator('.assistant-text[data-id="a1"] .code-copy').innerText(), 'Copied');
   });
 
   it('folds the model’s reasoning above its answer', async () => {

@@ -162,11 +162,13 @@ describe('headless CLI: chat', function () {
 
   it('--timeout-ms stops a turn the server is slow to answer: cancelled, exit 0, nothing half-kept', async () => {
     model.setScript([{ text: 'too late', latencyMs: 5_000 }]);
-    const { result } = await chat('hello', ['--timeout-ms', '300']);
+    // Long enough for a fresh process to have sent its request, well short of the server's answer.
+    const { result } = await chat('hello', ['--timeout-ms', '1500']);
     assert.equal(result.status, 'cancelled');
     assert.equal(result.text, null);
     assert.equal(result.error, null);
-    assert.equal(model.chatRequests[0].closedEarly, true, 'the request was closed, not left running');
+    assert.equal(model.chatRequests.length, 1);
+    assert.equal(await model.waitForClientClose(model.chatRequests[0], 5_000), true, 'the request was closed, not left running');
   });
 
   it('bad usage is exit 2 with one line on stderr and nothing on stdout', async () => {

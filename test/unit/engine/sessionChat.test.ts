@@ -165,10 +165,15 @@ describe('Engine: the chat people expect', function () {
     await warmUpAndShow(s, SUGGESTION);
     const current = s;
     await waitUntil(async () => (await current.world.overlayLeftovers()).length > 0, 'the speculation overlay');
+    // The run's model request is out (the overlay comes first; aborting before the request would
+    // leave nothing to close).
+    const isRun = (r: RecordedRequest) => taskOf(r) === SUGGESTION && !isSuggestionRequest(r);
+    await waitUntil(() => current.world.server.chatRequests.some(isRun), 'the speculation\'s model request');
+    const running = s.world.server.chatRequests.find(isRun)!;
     const config = { model: 'scripted-model', fastModel: '', approvalMode: 'auto-edit' as const, suggestionsEnabled: true, speculationEnabled: true, maxTurns: 20, maxMessages: 100 };
     s.session.updateConfig({ ...config, fastModel: 'a-faster-model' });
     await waitUntil(() => current.session.currentSpeculation === null, 'the speculation to be aborted');
     await waitUntil(async () => (await current.world.overlayLeftovers()).length === 0, 'the overlay to be deleted');
-    assert.ok(s.world.server.chatRequests.some((r) => r.closedEarly), 'its model request was closed');
+    assert.ok(await s.world.server.waitForClientClose(running, 5_000), 'its model request was closed');
   });
 });

@@ -242,9 +242,12 @@ describe('OpenAiCompatibleClient', () => {
 
   it('a server silent before the first token times out', async () => {
     server.setScript([{ text: 'late', latencyMs: 3_000 }]);
-    const error = await failure(client({ firstTokenTimeoutMs: 50 }).stream(request()));
+    // Short against the server's 3 s, long enough that a stall on a loaded machine still lets the
+    // request reach the server before the watchdog fires.
+    const error = await failure(client({ firstTokenTimeoutMs: 500 }).stream(request()));
     assert.equal(error.kind, 'timeout');
     assert.ok(error.message.includes(server.baseUrl));
+    assert.equal(await server.waitForChatRequests(1), true, 'the request reached the server');
     assert.equal(await server.waitForClientClose(server.chatRequests[0]), true);
   });
 

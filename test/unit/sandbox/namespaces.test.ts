@@ -63,7 +63,7 @@ describe('LinuxSandbox (real namespaces)', function () {
       for (let i = 0; i < 1000 && processesNamed(marker).length === 0; i++) await sleep(20);
       assert.ok(processesNamed(marker).length > 0, 'the command runs');
       child.kill('SIGKILL');
-      for (let i = 0; i < 150 && processesWith(marker).length > 0; i++) await sleep(20);
+      for (let i = 0; i < 500 && processesWith(marker).length > 0; i++) await sleep(20);
       assert.deepEqual(processesWith(marker), [], 'no process of the command outlives the engine');
     } finally {
       await rm(tmp, { recursive: true, force: true });

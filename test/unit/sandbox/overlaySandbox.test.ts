@@ -35,7 +35,7 @@ describe('the overlay with the sandbox', function () {
 
   /** Waits until the sandboxed command is running (its marked process shows in /proc). */
   async function commandRunning(marker: string): Promise<void> {
-    for (let i = 0; i < 500 && processesWith(marker).length === 0; i++) await sleep(10);
+    for (let i = 0; i < 1500 && processesWith(marker).length === 0; i++) await sleep(10);
     assert.ok(processesWith(marker).length > 0, 'the command started');
   }
 

@@ -176,7 +176,7 @@ describe('speculation with the sandbox (real namespaces)', function () {
     const marker = `speculate-engine-abort-${process.pid}-${Date.now()}`;
     world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command: `echo x > x.txt; exec -a ${marker} sleep 60` } }] }]);
     const speculation = world.speculate('wait for it');
-    for (let i = 0; i < 500 && processesWith(marker).length === 0; i++) await sleep(10);
+    for (let i = 0; i < 1500 && processesWith(marker).length === 0; i++) await sleep(10);
     assert.ok(processesWith(marker).length > 0, 'the command runs');
     await speculation.abort();
     assert.equal(speculation.snapshot().status, 'aborted');

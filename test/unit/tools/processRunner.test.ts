@@ -57,7 +57,7 @@ describe('NodeProcessRunner', () => {
   });
 
   it('stops a command at its timeout, with everything it started', async () => {
-    const result = await runner.run('sleep 30 & echo $!; wait', { cwd: dir, timeoutMs: 300, maxOutputBytes: 10_000 });
+    const result = await runner.run('sleep 30 & echo $!; wait', { cwd: dir, timeoutMs: 1500, maxOutputBytes: 10_000 });
     assert.equal(result.timedOut, true);
     assert.notEqual(result.exitCode, 0);
     const grandchild = Number(result.output.trim());

@@ -12,7 +12,9 @@ import { makeWorld, MODEL, type EngineWorld } from '../engine/engineKit';
 
 const FILES = { 'f.txt': 'one\n', 'g.txt': 'same\n' };
 
-describe('read-only shell commands against a hostile repository', () => {
+describe('read-only shell commands against a hostile repository', function () {
+  // Each test builds a rigged repository with git and runs model turns that spawn git and bash.
+  this.timeout(30_000);
   let world: EngineWorld;
   let marks: string;
   let touches = 0;
