@@ -59,6 +59,15 @@ async function load(dir: string): Promise<ShellParser> {
   return { parse: (source) => parseWith(parser, source) };
 }
 
+const namedByLanguage = new WeakMap<Language, boolean[]>();
+
+/** Whether each type id of the grammar is a named node, filled in as types are met. */
+function namedTypes(language: Language): boolean[] {
+  let named = namedByLanguage.get(language);
+  if (!named) namedByLanguage.set(language, (named = []));
+  return named;
+}
+
 function parseWith(parser: Parser, source: string): ParsedScript {
   let tree: Tree | null = null;
   try {
@@ -75,16 +84,24 @@ function parseWith(parser: Parser, source: string): ParsedScript {
   }
 }
 
-/** Copies the wasm tree into plain objects with one cursor walk (cheaper than Node wrappers). */
+/**
+ * Copies the wasm tree into plain objects with one cursor walk (cheaper than Node wrappers). Every
+ * cursor getter is a call into wasm, so each node costs four (type, field, start, end): whether a
+ * type is named comes from the grammar once per type, and MISSING nodes need no look of their own —
+ * tree-sitter counts them in the root's hasError, which every parse checks.
+ */
 function copyTree(tree: Tree): { root: SyntaxNode; sawError: boolean } {
   const cursor = tree.walk();
+  const language = tree.language;
+  const named = namedTypes(language);
   let sawError = false;
   const current = (): SyntaxNode => {
-    const type = cursor.nodeType;
-    if (type === 'ERROR' || cursor.nodeIsMissing) sawError = true;
+    const typeId = cursor.nodeTypeId;
+    const type = language.types[typeId] || 'ERROR';
+    if (type === 'ERROR') sawError = true;
     return {
       type,
-      named: cursor.nodeIsNamed,
+      named: (named[typeId] ??= language.nodeTypeIsNamed(typeId)),
       field: cursor.currentFieldName,
       start: cursor.startIndex,
       end: cursor.endIndex,
