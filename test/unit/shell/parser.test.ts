@@ -4,6 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Language, Parser } from 'web-tree-sitter';
 import { configureShellParser, isShellCommandReadOnly } from '../../../src/core/shell';
 import { checkParsedScript } from '../../../src/core/shell/classify';
 import { loadShellParser } from '../../../src/core/shell/parser';
@@ -127,5 +128,56 @@ describe('shell classifier: unknown node types', () => {
     const parser = await loadShellParser();
     const parsed: ParsedScript = { ...script(node('program', [])), hasError: true };
     assert.match(checkParsedScript(parsed, parser, WORKSPACE).reason, /^parse: /);
+  });
+
+});
+
+describe('shell classifier: the copied syntax tree', () => {
+  it('a command the parser could only complete with MISSING nodes is a syntax error, though no ERROR node is in it', async () => {
+    const parser = await loadShellParser();
+    for (const source of ['ls | ', 'ls ||', '( ls', '[ -f a', 'echo `ls', 'if [ a ]; then', 'select x in a; do']) {
+      const parsed = parser.parse(source);
+      const types: string[] = [];
+      const walk = (n: SyntaxNode): void => {
+        types.push(n.type);
+        n.children.forEach(walk);
+      };
+      walk(parsed.root);
+      assert.ok(!types.includes('ERROR'), `${source}: only MISSING nodes`);
+      assert.equal(parsed.hasError, true, source);
+      assert.match((await isShellCommandReadOnly(source)).reason, /^parse: /, source);
+    }
+  });
+
+  it('copies every node with the type, named flag, field and span web-tree-sitter gives it', async () => {
+    const ours = await loadShellParser(); // initialises the runtime both share
+    const language = await Language.load(join(SHELL_OUT_DIR, 'tree-sitter-bash.wasm'));
+    const reference = new Parser();
+    reference.setLanguage(language);
+    for (const source of ['ls -la "$HOME"/x | grep -v \'a b\' > /dev/null 2>&1', 'for f in *.ts; do wc -l "$f"; done', 'x=$(git log --oneline -1) && echo "${x%% *}"', '[[ -n $a ]] || { echo no; exit 1; }']) {
+      const tree = reference.parse(source)!;
+      const expected: string[] = [];
+      const cursor = tree.walk();
+      const visit = (): void => {
+        expected.push(`${cursor.nodeType}|${cursor.nodeIsNamed}|${cursor.currentFieldName}|${cursor.startIndex}-${cursor.endIndex}`);
+        if (cursor.gotoFirstChild()) {
+          do visit();
+          while (cursor.gotoNextSibling());
+          cursor.gotoParent();
+        }
+      };
+      visit();
+      cursor.delete();
+      tree.delete();
+      const copied: string[] = [];
+      const walk = (n: SyntaxNode): void => {
+        copied.push(`${n.type}|${n.named}|${n.field}|${n.start}-${n.end}`);
+        n.children.forEach(walk);
+      };
+      walk(ours.parse(source).root);
+      assert.deepEqual(copied, expected, source);
+      assert.ok(copied.some((line) => line.includes('|false|')) && copied.some((line) => line.includes('|true|')), 'named and anonymous nodes both met');
+    }
+    reference.delete();
   });
 });
