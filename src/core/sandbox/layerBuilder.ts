@@ -1,7 +1,7 @@
 // Builds the middle lower layer of the sandbox's overlay from the speculation's state: written files
 // hard-linked (never copied) at their paths, deletions as whiteouts, and deleted folders that have
 // new files below them spelled out child by child, so no xattr (opaque folder) is needed.
-import { chmodSync, constants, copyFileSync, linkSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, constants, copyFileSync, linkSync, lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxLayer } from './shellSandbox';
 
@@ -41,11 +41,35 @@ function depth(file: string): number {
   return file.split('/').length;
 }
 
-/** Fills `input.dir`; returns false when the layer is empty (nothing to stack, the real workspace is the view). */
-export async function buildLayer(input: LayerBuildInput): Promise<{ used: boolean; stats: LayerBuildStats }> {
+export interface BuiltLayer {
+  /** False when the layer is empty (nothing to stack, the real workspace is the view). */
+  used: boolean;
+  stats: LayerBuildStats;
+  /**
+   * Removes what the build made, by the names it made (no walk, no stat per entry); whatever it
+   * cannot remove is left for the run folder's own removal, so a failure here loses nothing.
+   */
+  clear(): void;
+}
+
+/** Fills `input.dir` with the layer. */
+export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
   const { layer, realRoot, dir } = input;
   const stats: LayerBuildStats = { linked: 0, copied: 0, whiteouts: 0 };
-  if (layer.files.length === 0 && layer.deletedFiles.length === 0 && layer.deletedDirs.length === 0) return { used: false, stats };
+  /** Entries and folders made, in the order made. */
+  const madeEntries: string[] = [];
+  const madeDirs: string[] = [];
+  const clear = (): void => {
+    try {
+      for (const entry of madeEntries) unlinkSync(entry);
+      for (let i = madeDirs.length - 1; i >= 0; i--) rmdirSync(madeDirs[i]);
+    } catch {
+      // Left for the run folder's removal.
+    }
+    madeEntries.length = 0;
+    madeDirs.length = 0;
+  };
+  if (layer.files.length === 0 && layer.deletedFiles.length === 0 && layer.deletedDirs.length === 0) return { used: false, stats, clear };
 
   const written = new Map(layer.files.map((file) => [file.path, file]));
   /** Folders that must be real folders in the layer because something written lies below them. */
@@ -73,6 +97,7 @@ export async function buildLayer(input: LayerBuildInput): Promise<{ used: boolea
       // A folder that exists only in the speculation.
     }
     mkdirSync(at(folder), { mode });
+    madeDirs.push(at(folder));
     chmodSync(at(folder), mode);
     made.add(folder);
   };
@@ -80,6 +105,7 @@ export async function buildLayer(input: LayerBuildInput): Promise<{ used: boolea
   const whiteoutAt = async (file: string): Promise<void> => {
     makeDir(parentOf(file));
     linkSync(await input.whiteout(), at(file));
+    madeEntries.push(at(file));
     stats.whiteouts++;
     await breathe();
   };
@@ -126,6 +152,7 @@ export async function buildLayer(input: LayerBuildInput): Promise<{ used: boolea
     if ((lstatSync(file.contentPath).mode & 0o7777) === file.mode) {
       try {
         linkSync(file.contentPath, target);
+        madeEntries.push(target);
         stats.linked++;
         continue;
       } catch (error) {
@@ -135,8 +162,9 @@ export async function buildLayer(input: LayerBuildInput): Promise<{ used: boolea
     }
     // A link shares the mode of its source; a file whose mode differs gets its own copy.
     copyFileSync(file.contentPath, target, constants.COPYFILE_FICLONE);
+    madeEntries.push(target);
     chmodSync(target, file.mode);
     stats.copied++;
   }
-  return { used: true, stats };
+  return { used: true, stats, clear };
 }

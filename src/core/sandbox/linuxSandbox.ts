@@ -135,14 +135,17 @@ export class LinuxSandbox implements ShellSandbox {
     if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
 
     const runDir = await this.scratch.runFolder();
+    /** Removals that know what they made, done before the run folder's walk (which then has less to find). */
+    const clears: (() => void)[] = [];
     let disposed = false;
     const dispose = async () => {
       if (disposed) return;
       disposed = true;
+      for (const clear of clears) clear();
       await this.scratch.release(runDir);
     };
     try {
-      const outcome = await this.runIn(runDir, request, prepared);
+      const outcome = await this.runIn(runDir, request, prepared, clears);
       if (!outcome.ok) await dispose();
       else outcome.result.dispose = dispose;
       return outcome;
@@ -152,7 +155,7 @@ export class LinuxSandbox implements ShellSandbox {
     }
   }
 
-  private async runIn(runDir: string, request: SandboxRunRequest, { tools, layout }: Prepared): Promise<SandboxOutcome | Failure> {
+  private async runIn(runDir: string, request: SandboxRunRequest, { tools, layout }: Prepared, clears: (() => void)[]): Promise<SandboxOutcome | Failure> {
     const { workspace, limits } = request;
     const skeleton = path.join(runDir, 'root');
     const layerDir = path.join(runDir, 'layer');
@@ -170,6 +173,7 @@ export class LinuxSandbox implements ShellSandbox {
         dir: layerDir,
         whiteout: () => (whiteout ??= makeWhiteout(tools.mknod, path.join(runDir, 'whiteout'))),
       });
+      clears.push(built.clear);
       if (built.used) lowerLayer = layerDir;
     }
     let mount: WorkspaceMount;

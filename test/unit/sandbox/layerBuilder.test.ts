@@ -1,11 +1,13 @@
 // The middle layer built from the speculation's state: files linked (not copied) where their mode
 // allows, whiteouts for deletions, deleted folders with new files spelled out child by child.
 import * as assert from 'node:assert/strict';
-import { lstat, mkdir, mkdtemp, readdir, realpath, rm, writeFile, chmod } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile, chmod } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { buildLayer } from '../../../src/core/sandbox/layerBuilder';
 import { makeWhiteout } from '../../../src/core/sandbox/scratch';
+
+const readFileText = (file: string) => readFile(file, 'utf8');
 
 describe('sandbox layer builder', () => {
   let dir: string;
@@ -76,5 +78,30 @@ describe('sandbox layer builder', () => {
     assert.ok(await isWhiteout(path.join(layer, 'gone/sub')));
     assert.deepEqual((await readdir(path.join(layer, 'gone'))).sort(), ['a.txt', 'new.txt', 'sub']);
     assert.equal(built.stats.whiteouts, 3);
+  });
+
+  it('clear() removes every link, copy, whiteout and folder it made, and leaves the stored contents', async () => {
+    const same = await blob('same', 0o644);
+    const other = await blob('other', 0o600);
+    const built = await buildLayer({
+      layer: { files: [{ path: 'a/b/same.txt', contentPath: same, mode: 0o644 }, { path: 'gone/other.sh', contentPath: other, mode: 0o755 }], deletedFiles: ['deleted.txt'], deletedDirs: ['gone'] },
+      realRoot: real,
+      dir: layer,
+      whiteout,
+    });
+    assert.ok(built.stats.linked > 0 && built.stats.copied > 0 && built.stats.whiteouts > 0, 'each kind of entry was made');
+    built.clear();
+    assert.deepEqual(await readdir(layer), [], 'nothing of the layer is left');
+    assert.equal(await readFileText(same), 'same', 'the stored content is untouched');
+    assert.equal(await readFileText(other), 'other');
+    built.clear(); // twice is harmless
+  });
+
+  it('clear() stops quietly at what it cannot remove, for the run folder\'s removal to finish', async () => {
+    const same = await blob('same', 0o644);
+    const built = await buildLayer({ layer: { files: [{ path: 'a/same.txt', contentPath: same, mode: 0o644 }], deletedFiles: [], deletedDirs: [] }, realRoot: real, dir: layer, whiteout });
+    await writeFile(path.join(layer, 'a', 'stray.txt'), 'not made by the build');
+    assert.doesNotThrow(() => built.clear());
+    assert.deepEqual(await readdir(path.join(layer, 'a')), ['stray.txt'], 'its own file went; the folder stays for the walk');
   });
 });
