@@ -20,6 +20,11 @@
 //   wrapper refuses unless both are the workspace's own (a linked worktree whose repository
 //   registered this work tree counts as its own); blame gets --no-ignore-revs-file and config
 //   --no-includes (a config include can name any file, and `git config --list` would print it).
+// - Objects from elsewhere: an alternates file (objects/info/alternates, which `git clone --shared`
+//   or `--reference` writes, followed by git recursively) or a symlink in the object store would let
+//   `git cat-file --batch-all-objects` or `log --all` show another repository's files. Every
+//   alternate must lie inside the workspace, and the object store may hold no symlink; this holds
+//   for the repository and each checked-out submodule.
 // - Merge drivers run only when git merges (log --remerge-diff): refused by the classifier.
 // - Single settings (fsmonitor, hooks, pager, gpg, ssh, index refresh) are overridden by
 //   gitNeutralisingEnv, which also leaves out the user's global and system config (tokens in
@@ -58,6 +63,30 @@ filters='^filter\\..+\\.(clean|smudge|process)$'
 refuse() { echo "git was not run: $1" >&2; exit 128; }
 inside() { [[ $1 == "$root" || $1 == "$root"/* ]]; }
 
+# Prints why the object store at $1 could show objects from outside the workspace (nothing if it
+# cannot); $2 counts alternates followed, as git's own limit does.
+objects_from_elsewhere() {
+  local objects=$1 depth=$2 physical entry line alternate
+  [[ -e $objects ]] || return 0
+  physical=$(cd "$objects" 2>/dev/null && pwd -P) || { echo "its object store ($objects) cannot be placed"; return; }
+  inside "$physical" || { echo "its objects ($physical) lie outside the workspace"; return; }
+  for entry in "$physical"/* "$physical"/pack/* "$physical"/info/*; do
+    [[ -L $entry ]] && { echo "its object store holds a symlink ($entry), which git would follow"; return; }
+  done
+  [[ -e $physical/info/alternates ]] || return 0
+  ((depth < 5)) || { echo "its object alternates nest too deep to check"; return; }
+  [[ -f $physical/info/alternates && -r $physical/info/alternates ]] || { echo "its object alternates ($physical/info/alternates) cannot be read"; return; }
+  while IFS= read -r line || [[ -n $line ]]; do
+    [[ -z $line || $line == '#'* ]] && continue
+    [[ $line == '"'* ]] && { echo "its object alternates name a quoted path this check does not read"; return; }
+    [[ $line == /* ]] && alternate=$line || alternate=$physical/$line
+    entry=$(cd "$alternate" 2>/dev/null && pwd -P) || { echo "it borrows objects from $line, which cannot be placed"; return; }
+    inside "$entry" || { echo "it borrows objects from $entry, outside the workspace (objects/info/alternates)"; return; }
+    entry=$(objects_from_elsewhere "$entry" $((depth + 1)))
+    [[ -n $entry ]] && { echo "$entry"; return; }
+  done < "$physical/info/alternates"
+}
+
 globals=()
 while (($# > 0)); do
   case $1 in
@@ -82,17 +111,26 @@ if [[ -n $gitdir ]]; then
     [[ -n $top && $gitdir == "$common"/worktrees/* && -f $gitdir/gitdir ]] && registered=$(< "$gitdir/gitdir")
     [[ -n $registered && $registered == "$top/.git" ]] || refuse "the repository's data ($gitdir) lies outside the workspace"
   fi
+  why=$(objects_from_elsewhere "$common/objects" 0)
+  [[ -z $why ]] || refuse "the repository could show files from outside the workspace: $why"
 fi
 
 # Prints the filter settings of the repository at $1 and of its checked-out submodules.
 list_filters() {
   "$real" -C "$1" config --name-only --get-regexp "$filters" 2>/dev/null
   (($2 < ${MAX_SUBMODULE_DEPTH})) || { echo '!too-deep'; return; }
-  local entry sub
+  local entry sub subcommon why
   while IFS= read -r entry; do
     sub=\${entry#*$'\t'}
     case $sub in '"'*) echo '!unquotable'; continue;; esac
-    if [[ -e "$1/$sub/.git" ]]; then list_filters "$1/$sub" $(($2 + 1)); fi
+    if [[ -e "$1/$sub/.git" ]]; then
+      subcommon=$("$real" -C "$1/$sub" rev-parse --path-format=absolute --git-common-dir 2>/dev/null)
+      if [[ -n $subcommon ]]; then
+        why=$(objects_from_elsewhere "$subcommon/objects" 0)
+        [[ -z $why ]] || { echo "!objects the submodule $sub: $why"; continue; }
+      fi
+      list_filters "$1/$sub" $(($2 + 1))
+    fi
   done < <("$real" -C "$1" ls-files --stage 2>/dev/null | "$grep" '^160000 ')
 }
 
@@ -101,6 +139,7 @@ if [[ -n $top ]]; then
   while IFS= read -r key; do
     case $key in
       '') continue;;
+      '!objects '*) refuse "\${key#!objects }";;
       '!'*) refuse "the repository's submodules could not all be checked for filter programs ($key)";;
     esac
     export "GIT_CONFIG_KEY_$count=$key" "GIT_CONFIG_VALUE_$count="

@@ -4,7 +4,7 @@
 // no marker may appear, the index must keep its bytes, and nothing from outside may be shown.
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { NodeProcessRunner } from '../../../src/core/process/nodeProcessRunner';
 import { isShellCommandReadOnly } from '../../../src/core/shell';
@@ -270,6 +270,65 @@ describe('git in a hostile repository, run without approval', () => {
       assert.match(viaWorktree.output, /git was not run: the repository's work tree/);
     } finally {
       git(path.join(ws.root, 'nested'), 'config', '--unset', 'core.worktree');
+    }
+    assert.deepEqual(ran(), []);
+  });
+
+  it('refuses a repository that borrows objects from outside the workspace, or whose object store leads out through a symlink', async function () {
+    this.timeout(30_000);
+    const BORROWED = 'borrowed private text';
+    const lender = path.join(ws.outside, 'lender');
+    mkdirSync(lender);
+    git(lender, 'init', '-q');
+    writeFileSync(path.join(lender, 'private.txt'), `${BORROWED}\n`);
+    git(lender, 'add', '.');
+    git(lender, '-c', 'user.email=a@b', '-c', 'user.name=a', 'commit', '-qm', 'private');
+    const borrower = path.join(ws.root, 'borrower');
+    makeRepo(borrower);
+    const objects = path.join(borrower, '.git', 'objects');
+    const alternates = path.join(objects, 'info', 'alternates');
+    const dump = 'git -C borrower cat-file --batch-all-objects --batch';
+    // The trap is real: with the lender's objects borrowed, git itself prints the private text.
+    writeFileSync(alternates, `${path.join(lender, '.git', 'objects')}\n`);
+    assert.match(execFileSync('git', ['-C', borrower, 'cat-file', '--batch-all-objects', '--batch'], { encoding: 'utf8' }), new RegExp(BORROWED));
+    try {
+      for (const line of [path.join(lender, '.git', 'objects'), path.relative(objects, path.join(lender, '.git', 'objects'))]) {
+        writeFileSync(alternates, `# borrowed\n${line}\n`);
+        const result = await unattended(dump);
+        assert.match(result.output, /git was not run: .*borrows objects from .*lender.*outside the workspace/, line);
+        assert.ok(!result.output.includes(BORROWED), line);
+      }
+
+      // Borrowing from a repository inside the workspace is what `git clone --shared` of a
+      // neighbour does: allowed.
+      writeFileSync(alternates, `${path.join(ws.root, 'nested', '.git', 'objects')}\n`);
+      const inside = await unattended('git -C borrower log --oneline -1');
+      assert.ok(!inside.output.includes('git was not run'), inside.output);
+      rmSync(alternates);
+
+      // A pack folder that is a link to the lender's.
+      const pack = path.join(objects, 'pack');
+      rmSync(pack, { recursive: true, force: true });
+      git(lender, 'gc', '-q');
+      symlinkSync(path.join(lender, '.git', 'objects', 'pack'), pack);
+      const linked = await unattended(dump);
+      assert.match(linked.output, /git was not run: .*symlink/);
+      assert.ok(!linked.output.includes(BORROWED));
+      rmSync(pack);
+      mkdirSync(pack);
+
+      // A checked-out submodule that borrows from outside stops git in the superproject too.
+      const subObjects = git(ws.root, '-C', 'sub', 'rev-parse', '--path-format=absolute', '--git-common-dir').trim();
+      const subAlternates = path.join(subObjects, 'objects', 'info', 'alternates');
+      writeFileSync(subAlternates, `${path.join(lender, '.git', 'objects')}\n`);
+      try {
+        const status = await unattended('git status');
+        assert.match(status.output, /git was not run: .*submodule sub.*borrows objects/);
+      } finally {
+        rmSync(subAlternates);
+      }
+    } finally {
+      rmSync(borrower, { recursive: true, force: true });
     }
     assert.deepEqual(ran(), []);
   });
