@@ -25,7 +25,9 @@
 //   `git cat-file --batch-all-objects` or `log --all` show another repository's files. Every
 //   alternate must lie inside the workspace, and the object store may hold no symlink; this holds
 //   for the repository and each checked-out submodule.
-// - Merge drivers run only when git merges (log --remerge-diff): refused by the classifier.
+// - Merge drivers run only when git merges (log --remerge-diff, or -m with log.diffMerges=remerge):
+//   the classifier refuses the options, gitNeutralisingEnv pins log.diffMerges, and each driver the
+//   repository defines is emptied with the filters (an empty driver runs no program).
 // - Single settings (fsmonitor, hooks, pager, gpg, ssh, index refresh) are overridden by
 //   gitNeutralisingEnv, which also leaves out the user's global and system config (tokens in
 //   url.insteadOf or http.extraHeader); --no-optional-locks keeps status from rewriting the index.
@@ -59,7 +61,7 @@ export function gitWrapperScript(programs: GitWrapperPrograms, workspaceRoot: st
 real=${quoted(programs.git)}
 grep=${quoted(programs.grep)}
 root=${quoted(workspaceRoot)}
-filters='^filter\\..+\\.(clean|smudge|process)$'
+filters='^(filter\\..+\\.(clean|smudge|process)|merge\\..+\\.driver)$'
 refuse() { echo "git was not run: $1" >&2; exit 128; }
 inside() { [[ $1 == "$root" || $1 == "$root"/* ]]; }
 

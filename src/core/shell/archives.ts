@@ -57,6 +57,12 @@ export const tar: CommandRule = (args) => {
   return listing ? OK : refuse('command', 'tar writes or extracts files; only tar -t lists');
 };
 
+/** zipinfo, or unzip -Z (which must come first): zipinfo's options, where -T is a time format. */
+function listingOnlyInfo(name: string, args: Parameters<CommandRule>[0]): boolean {
+  const first = args[0];
+  return name === 'zipinfo' || (first?.kind === 'literal' && first.value.startsWith('-Z'));
+}
+
 /** unzip in a mode that only lists, tests or prints to standard output. */
 export const unzip: CommandRule = (args, _context, name) => {
   let listing = name === 'zipinfo';
@@ -67,6 +73,8 @@ export const unzip: CommandRule = (args, _context, name) => {
     }
     if (!arg.value.startsWith('-') || arg.value === '-') continue;
     for (const letter of arg.value.slice(1)) {
+      // -T sets the archive's time stamp (it writes), except in zipinfo's mode, where it is a time format.
+      if (letter === 'T' && !listingOnlyInfo(name, args)) return refuse('argument', `${name} -T changes the archive's time stamp`);
       if (!'lvtzZpcqCsmhTM12'.includes(letter)) return refuse('argument', `${name} -${letter} is not read-only (unzip -l lists)`);
       if ('lvtzZpc'.includes(letter)) listing = true;
     }

@@ -14,19 +14,23 @@ import * as wrappers from './wrappers';
 import type { Arg } from './words';
 
 const READ_ONLY_ANY_ARGUMENTS = [
-  'ls', 'dir', 'vdir', 'cat', 'tac', 'nl', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'echo', 'pwd',
-  'true', 'false', ':', 'basename', 'dirname', 'realpath', 'readlink', 'stat', 'du', 'df', 'cut', 'tr',
+  'ls', 'dir', 'vdir', 'cat', 'tac', 'nl', 'head', 'tail', 'grep', 'egrep', 'fgrep', 'echo', 'pwd',
+  'true', 'false', ':', 'basename', 'dirname', 'realpath', 'readlink', 'stat', 'df', 'cut', 'tr',
   'comm', 'join', 'paste', 'column', 'fold', 'fmt', 'expand', 'unexpand', 'rev', 'od', 'hexdump',
-  'strings', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum',
-  'sum', 'diff', 'cmp', 'whoami', 'id', 'groups', 'uname', 'arch', 'nproc',
+  'strings', 'sum', 'diff', 'cmp', 'whoami', 'id', 'groups', 'uname', 'arch', 'nproc',
   'uptime', 'tty', 'locale', 'getconf', 'printenv', 'which', 'whereis', 'type', 'pgrep', 'free',
   'seq', 'expr', 'sleep', 'numfmt', 'zcat', 'cal', 'lsb_release', 'help',
 ] as const;
+
+const CHECKSUMS = ['md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum', 'sha512sum', 'b2sum', 'cksum'] as const;
 
 const RULES = new Map<string, CommandRule>([
   ...READ_ONLY_ANY_ARGUMENTS.map((name): [string, CommandRule] => [name, tools.anyArguments]),
   ['find', tools.find],
   ['sort', tools.sort],
+  ['wc', tools.wc],
+  ['du', tools.du],
+  ...CHECKSUMS.map((name): [string, CommandRule] => [name, tools.checksum]),
   ['uniq', tools.uniq],
   ['xxd', tools.xxd],
   ['tee', tools.tee],

@@ -46,7 +46,8 @@ const NOT_FILE_VALUES: Readonly<Record<string, { short: string; long: readonly s
   head: { short: 'nc', long: ['lines', 'bytes'] },
   tail: { short: 'ncs', long: ['lines', 'bytes', 'sleep-interval', 'pid', 'max-unchanged-stats'] },
   uniq: { short: 'fsw', long: ['skip-fields', 'skip-chars', 'check-chars'] },
-  git: { short: 'eSGnLUNl', long: ['author', 'committer', 'grep', 'format', 'pretty', 'since', 'until', 'after', 'before', 'date', 'max-count', 'skip', 'abbrev', 'sort', 'contains', 'points-at', 'merged', 'no-merged', 'type', 'default', 'color'] },
+  // Not S: a pickaxe string for log, but blame -S names a revisions file.
+  git: { short: 'eGnLUNl', long: ['author', 'committer', 'grep', 'format', 'pretty', 'since', 'until', 'after', 'before', 'date', 'max-count', 'skip', 'abbrev', 'sort', 'contains', 'points-at', 'merged', 'no-merged', 'type', 'default', 'color'] },
   jq: { short: '', long: ['indent', 'arg', 'argjson'] },
   ls: { short: 'IwT', long: ['color', 'hide', 'ignore', 'format', 'sort', 'time', 'time-style', 'width', 'tabsize', 'block-size', 'indicator-style', 'quoting-style'] },
   du: { short: 'dtB', long: ['max-depth', 'threshold', 'block-size', 'time', 'time-style', 'exclude'] },
@@ -60,7 +61,8 @@ const NOT_FILE_VALUES: Readonly<Record<string, { short: string; long: readonly s
   hexdump: { short: 'nse', long: [] },
   strings: { short: 'ntTe', long: ['bytes', 'radix', 'target', 'encoding'] },
   nl: { short: 'bdfhilnsvw', long: [] },
-  diff: { short: 'UCFIxX', long: ['unified', 'context', 'label', 'ignore-matching-lines', 'show-function-line', 'exclude', 'width', 'tabsize', 'color'] },
+  // Not X: -X names an exclude file (--exclude-from).
+  diff: { short: 'UCFIx', long: ['unified', 'context', 'label', 'ignore-matching-lines', 'show-function-line', 'exclude', 'width', 'tabsize', 'color'] },
   file: { short: 'FeP', long: ['separator', 'exclude', 'exclude-quiet', 'parameter'] },
   cmp: { short: 'in', long: ['ignore-initial', 'bytes'] },
   fd: { short: 'dEetcjS', long: ['max-depth', 'min-depth', 'exact-depth', 'exclude', 'extension', 'type', 'color', 'threads', 'size', 'changed-within', 'changed-before', 'max-results', 'owner'] },
@@ -82,6 +84,8 @@ export function fileWords(name: string, args: readonly Arg[]): Arg[] {
   if (NO_FILE_WORDS.has(name)) return [];
   if (name === 'find') return findStartingPoints(args);
   if (name === 'xargs') return xargsFiles(args);
+  // dd key=value operands: if= is the file it reads (the dd rule refuses of= and unknown keys).
+  if (name === 'dd') return args.filter((arg) => arg.kind !== 'literal' || arg.value.startsWith('if=')).map((arg) => (arg.kind === 'literal' ? literal(arg.value.slice(3)) : arg));
   const words: Arg[] = [];
   const codeFirst = FIRST_OPERAND_IS_CODE[name];
   const notFiles = NOT_FILE_VALUES[name] ?? { short: '', long: [] };
@@ -107,14 +111,18 @@ export function fileWords(name: string, args: readonly Arg[]): Arg[] {
         if (eq < 0 && known) skipValue = true;
         continue;
       }
-      // In a cluster, the first letter that takes a value takes the rest of the word, or the next
-      // word; any other letter's value may be a file (-fFILE), so the rest is checked.
-      const valued = [...text.slice(1)].findIndex((letter) => notFiles.short.includes(letter));
-      if (valued >= 0) {
-        if (valued + 2 === text.length) skipValue = true;
-        continue;
+      // A cluster is read letter by letter, as getopt does: a letter whose value is no file takes
+      // the rest of the word (or the next word) and ends it. Any letter before it may take the
+      // rest as its value, which may be a file (-f/etc/x: the letters of that path are no options),
+      // so every such rest is checked.
+      const letters = text.slice(1);
+      for (let i = 0; i < letters.length; i++) {
+        if (notFiles.short.includes(letters[i])) {
+          if (i + 1 === letters.length) skipValue = true;
+          break;
+        }
+        if (i + 1 < letters.length) words.push(literal(letters.slice(i + 1)));
       }
-      if (text.length > 2) words.push(literal(text.slice(2)));
       continue;
     }
     // --author="$USER": a known non-file option whose value only comes at run time.

@@ -18,6 +18,12 @@ const CONFIG_OVERRIDES: ReadonlyArray<readonly [key: string, value: string]> = [
   ['diff.autoRefreshIndex', 'false'],
   // A submodule's patches come from a child git that the wrapper's --no-ext-diff does not reach.
   ['diff.submodule', 'short'],
+  // -m and --diff-merges=on take their format from here; "remerge" re-merges, running merge drivers.
+  ['log.diffMerges', 'separate'],
+  // Files git reads lines of and can echo back (check-ignore -v, attributes, mailmap): none outside.
+  ['core.excludesFile', '/dev/null'],
+  ['core.attributesFile', '/dev/null'],
+  ['mailmap.file', '/dev/null'],
 ];
 
 /**

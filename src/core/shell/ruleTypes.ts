@@ -17,7 +17,7 @@ export interface ShellWorkspace {
    */
   cwds: string[];
   /**
-   * Loop variables whose every value was checked as a path ("$f" in `for f in *.ts`), with the
+   * Loop variables whose every value was checked as a path and no option ("$f" in `for f in *.ts`), with the
    * folders `cwds` held then: after a later cd the values are no longer checked from there.
    */
   checkedVariables: Map<string, string>;

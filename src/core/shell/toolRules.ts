@@ -1,16 +1,21 @@
 // Argument rules for ordinary tools that are read-only except for a few options or operand forms
 // (sort -o, uniq IN OUT, find -delete, rg --pre, …). Each rule names what it refuses and why.
 import { scanOptions, type OptionSpec, type ScannedArgs } from './options';
-import type { CommandRule } from './ruleTypes';
+import type { CommandRule, ShellWorkspace } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
 import type { Arg } from './words';
 
 export const anyArguments: CommandRule = () => OK;
 
+/** "$f" of a loop whose values were all checked (paths inside, none an option) from the folders the command runs in. */
+function isCheckedLoopValue(arg: Arg, workspace: ShellWorkspace): boolean {
+  return arg.kind !== 'literal' && arg.boundTo !== undefined && workspace.checkedVariables.get(arg.boundTo) === workspace.cwds.join('\u0000');
+}
+
 /** A rule that only scans options (refusing what the spec refuses), then runs an optional check. */
 export function withOptions(spec: OptionSpec, check?: (scanned: ScannedArgs, name: string) => ShellVerdict): CommandRule {
-  return (args, _context, name) => {
-    const result = scanOptions(name, args, spec);
+  return (args, context, name) => {
+    const result = scanOptions(name, args.map((arg) => (isCheckedLoopValue(arg, context.workspace) ? { ...arg, mayBeOption: false } : arg)), spec);
     if (!result.ok) return result.verdict;
     return check ? check(result.args, name) : OK;
   };
@@ -28,11 +33,15 @@ function atMostOneOperand(spec: OptionSpec): CommandRule {
   );
 }
 
+/** Options that read a list of file names from a file: the names in it are never checked. */
+const FILE_LIST_WHY = 'reads the names of the files to read from a file, which this check cannot see into';
+
 /** find: its expression may delete, run programs or write files. */
 const FIND_ACTIONS: Readonly<Record<string, string>> = {
   '-delete': 'deletes files',
   '-exec': 'runs a command', '-execdir': 'runs a command', '-ok': 'runs a command', '-okdir': 'runs a command',
   '-fprint': 'writes a file', '-fprint0': 'writes a file', '-fprintf': 'writes a file', '-fls': 'writes a file',
+  '-files0-from': FILE_LIST_WHY,
 };
 
 export const find: CommandRule = (args) => {
@@ -49,9 +58,10 @@ export const find: CommandRule = (args) => {
 
 export const sort = withOptions({
   shortWithValue: 'ktS',
-  longWithValue: ['key', 'field-separator', 'buffer-size', 'parallel', 'batch-size', 'files0-from', 'random-source'],
+  longWithValue: ['key', 'field-separator', 'buffer-size', 'parallel', 'batch-size', 'random-source'],
   refusedShort: { o: 'writes its output to a file', T: 'writes temporary files into a directory' },
   refusedLong: {
+    'files0-from': FILE_LIST_WHY,
     output: 'writes its output to a file',
     'compress-program': 'runs another program',
     'temporary-directory': 'writes temporary files into a directory',
@@ -106,13 +116,27 @@ export const tee = withOptions(
       : refuse('argument', 'tee writes to files'),
 );
 
+/** dd's operands that neither read nor write a file; if= reads one (checked as a path). */
+const DD_OPERANDS = new Set(['if', 'ibs', 'obs', 'bs', 'cbs', 'skip', 'iseek', 'seek', 'oseek', 'count', 'conv', 'iflag', 'oflag', 'status']);
+
 export const dd: CommandRule = (args) => {
   for (const arg of args) {
     if (arg.kind !== 'literal') return refuse('argument', 'dd: an operand that is only known at run time may name an output file');
     if (arg.value.startsWith('of=')) return refuse('argument', 'dd of= writes a file');
+    const key = arg.value.slice(0, Math.max(0, arg.value.indexOf('=')));
+    if (!DD_OPERANDS.has(key)) return refuse('argument', `dd ${arg.value}: not an operand this check knows`);
   }
   return OK;
 };
+
+export const wc = withOptions({ refusedLong: { 'files0-from': FILE_LIST_WHY } });
+export const du = withOptions({
+  shortWithValue: 'dtBX',
+  longWithValue: ['max-depth', 'threshold', 'block-size', 'time', 'time-style', 'exclude', 'exclude-from'],
+  refusedLong: { 'files0-from': FILE_LIST_WHY },
+});
+/** md5sum, sha256sum, …: -c reads file names (and hashes) from a file and reports on each. */
+export const checksum = withOptions({ refusedShort: { c: FILE_LIST_WHY }, refusedLong: { check: FILE_LIST_WHY } });
 
 /** tree reads its options by hand: -Lo 1 out.txt is -L 1 -o out.txt (each letter takes the next word). */
 export const tree = withOptions({
@@ -123,10 +147,10 @@ export const tree = withOptions({
 });
 
 export const file = withOptions({
-  shortWithValue: 'mfFeP',
-  longWithValue: ['magic-file', 'files-from', 'separator', 'exclude', 'exclude-quiet', 'parameter'],
-  refusedShort: { C: 'compiles a magic file and writes it' },
-  refusedLong: { compile: 'compiles a magic file and writes it' },
+  shortWithValue: 'mFeP',
+  longWithValue: ['magic-file', 'separator', 'exclude', 'exclude-quiet', 'parameter'],
+  refusedShort: { C: 'compiles a magic file and writes it', f: FILE_LIST_WHY },
+  refusedLong: { compile: 'compiles a magic file and writes it', 'files-from': FILE_LIST_WHY },
 });
 
 export const date = withOptions(
@@ -219,6 +243,8 @@ export const jq: CommandRule = (args) => {
   for (const arg of args) {
     if (arg.kind !== 'literal') continue;
     if (/^-[A-Za-z]*L/.test(arg.value) || arg.value.startsWith('--library-path')) return refuse('argument', 'jq -L loads modules from a folder');
+    // A program file may import modules by any path, and this check does not read it.
+    if (/^-[A-Za-z]*f/.test(arg.value) || /^--from-f/.test(arg.value)) return refuse('argument', 'jq -f runs a program from a file, whose imports this check cannot see');
     if (/\b(?:import|include|modulemeta|get_search_list)\b/.test(arg.value)) return refuse('argument', 'jq modules (import/include) are read from folders outside the workspace');
   }
   return OK;

@@ -164,13 +164,15 @@ class Walker {
     if (!/^[a-z_][a-z0-9_]*$/.test(name) || name.endsWith('_proxy')) {
       return refuse('assignment', `the loop variable ${name || '?'} may be an exported environment variable; use a lower-case name`);
     }
-    // "$name" in the body is one of the values: a path inside the workspace when all of them are.
+    // "$name" in the body is one of the values: a path inside the workspace, and no option, when
+    // all of them are (a pattern's matches are checked not to start with "-").
     const values = node.children.filter((child) => child.field === 'value');
     const workspace = this.context.workspace;
     workspace.checkedVariables.delete(name);
     const checked = values.every((value) => {
       const arg = evaluateWord(this.script, value);
-      return arg !== undefined && arg.kind !== 'dynamic' && checkPathArg(arg, workspace).readOnly && checkPatternWords([arg], workspace).readOnly;
+      if (arg === undefined || arg.kind === 'dynamic' || (arg.kind === 'literal' && arg.value.startsWith('-'))) return false;
+      return checkPathArg(arg, workspace).readOnly && checkPatternWords([arg], workspace).readOnly;
     });
     if (checked && values.length > 0) workspace.checkedVariables.set(name, workspace.cwds.join('\u0000'));
     return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');

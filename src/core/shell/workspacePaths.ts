@@ -131,10 +131,20 @@ function expandsToOption(arg: Arg, alternatives: readonly string[], cwd: string)
   return undefined;
 }
 
+/**
+ * Bracket classes ([[:alpha:]], [[=a=]], [[.a.]]) are not translated into the check's matcher; a
+ * glob it would under-match (missing a symlink out) is refused instead.
+ */
+function untranslatableGlob(arg: Arg): ShellVerdict | undefined {
+  return /\[.*\[[:=.]/s.test(arg.value) ? refuse('path', `${arg.value}: a bracket class ([:class:], [=c=], [.c.]) this check does not follow`) : undefined;
+}
+
 /** Patterns anywhere in a command (file or not) must not expand to words read as options. */
 export function checkPatternWords(args: readonly Arg[], workspace: ShellWorkspace): ShellVerdict {
   for (const arg of args) {
     if (arg.kind !== 'pattern' || arg.value.startsWith('~')) continue;
+    const untranslatable = untranslatableGlob(arg);
+    if (untranslatable) return untranslatable;
     const alternatives = expandBraces(arg.value);
     if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
     for (const cwd of workspace.cwds) {
@@ -158,6 +168,8 @@ export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict 
       if (!verdict.readOnly) return verdict;
       continue;
     }
+    const untranslatable = untranslatableGlob(arg);
+    if (untranslatable) return untranslatable;
     const alternatives = expandBraces(arg.value);
     if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
     const option = expandsToOption(arg, alternatives, cwd);

@@ -48,6 +48,8 @@ describe('git in a hostile repository, run without approval', () => {
     git(dir, 'config', 'filter.evil.smudge', plant(`${tag}smudge`));
     git(dir, 'config', 'filter.evil.process', plant(`${tag}process`));
     git(dir, 'config', 'merge.evil.driver', plant(`${tag}merge`));
+    // -m and --diff-merges=on then re-merge, which runs the merge driver.
+    git(dir, 'config', 'log.diffMerges', 'remerge');
     git(dir, 'config', 'core.pager', plant(`${tag}pager`));
     git(dir, 'config', 'pager.log', plant(`${tag}pagerlog`));
     git(dir, 'config', 'log.showSignature', 'true');
@@ -153,6 +155,7 @@ describe('git in a hostile repository, run without approval', () => {
     assert.ok(run('git status -vv').includes('textconv'));
     assert.ok(run('git -C nested status').includes('nested-process'));
     assert.ok(run('git log --remerge-diff -1 --no-ext-diff --no-textconv HEAD~1').includes('merge'));
+    assert.ok(run('git log -m -p -1 --no-ext-diff --no-textconv HEAD~1').includes('merge'), 'log.diffMerges=remerge makes -m re-merge');
   });
 
   const accepted = [
@@ -176,6 +179,9 @@ describe('git in a hostile repository, run without approval', () => {
     'git log -p --cc -1',
     'git log --diff-merges=separate -p -1',
     'git log -m -p -1',
+    'git log -m -p -1 HEAD~1',
+    'git show -m HEAD~1',
+    'git log --diff-merges=on -p -1 HEAD~1',
     'git log --stat --oneline',
     'git log -L1,2:f.txt',
     'git whatchanged -p -1',
