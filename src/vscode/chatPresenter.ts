@@ -600,8 +600,13 @@ export class ChatPresenter implements ApprovalPrompter {
     this.post({ type: 'undoConflictResolved', id, path, resolution });
   }
 
-  /** The speculation's files for review before Tab (null hides the list). */
+  /**
+   * The speculation's files for review before Tab (null hides the list). The list on screen again
+   * sends nothing: a run refreshes it on every write and when it ends, and a second copy would only
+   * arrive later, crossing the user's Tab.
+   */
   setSpeculationFiles(files: SpeculationFiles | null): void {
+    if (JSON.stringify(files) === JSON.stringify(this.speculationFiles)) return;
     this.speculationFiles = structuredClone(files);
     this.post({ type: 'speculationFiles', files });
   }

@@ -29,8 +29,6 @@ async function text(read: () => Promise<Uint8Array>): Promise<Uint8Array> {
 export class SpeculationReview {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private shown: string | undefined;
-  /** The list last sent, as sent: a refresh that finds it unchanged sends nothing. */
-  private sent: string | undefined;
   private generation = 0;
 
   constructor(private readonly deps: SpeculationReviewDeps) {}
@@ -60,7 +58,6 @@ export class SpeculationReview {
     if (!live || snapshot.filesWritten.length === 0) {
       if (this.shown !== undefined) this.deps.presenter.setSpeculationFiles(null);
       this.shown = undefined;
-      this.sent = undefined;
       return;
     }
     const excluded = new Set(session.excludedFiles(snapshot.id));
@@ -78,13 +75,7 @@ export class SpeculationReview {
     // A newer refresh started meanwhile: its answer is the one to show.
     if (generation !== this.generation) return;
     this.shown = snapshot.id;
-    // A run refreshes on every write and again when it ends; the list it ends with is usually the
-    // one already on screen, and a second copy would only arrive later, crossing the user's Tab.
-    const list = { runId: snapshot.id, files };
-    const serialized = JSON.stringify(list);
-    if (serialized === this.sent) return;
-    this.sent = serialized;
-    this.deps.presenter.setSpeculationFiles(list);
+    this.deps.presenter.setSpeculationFiles({ runId: snapshot.id, files });
   }
 
   dispose(): void {

@@ -108,13 +108,16 @@ done
 if [[ -n $gitdir ]]; then
   [[ $gitdir == /* && $common == /* ]] || refuse "this git is too old to be checked (2.31 or newer is needed)"
   if [[ -n $top ]] && ! inside "$top"; then refuse "the repository's work tree ($top) is not the workspace"; fi
+  registered=
   if ! inside "$gitdir" || ! inside "$common"; then
-    registered=
     [[ -n $top && $gitdir == "$common"/worktrees/* && -f $gitdir/gitdir ]] && registered=$(< "$gitdir/gitdir")
     [[ -n $registered && $registered == "$top/.git" ]] || refuse "the repository's data ($gitdir) lies outside the workspace"
   fi
-  why=$(objects_from_elsewhere "$common/objects" 0)
-  [[ -z $why ]] || refuse "the repository could show files from outside the workspace: $why"
+  # A linked worktree that its repository registered uses that repository's objects, as its own.
+  if [[ -z $registered ]]; then
+    why=$(objects_from_elsewhere "$common/objects" 0)
+    [[ -z $why ]] || refuse "the repository could show files from outside the workspace: $why"
+  fi
 fi
 
 # Prints the filter settings of the repository at $1 and of its checked-out submodules.

@@ -46,10 +46,11 @@ export interface BuiltLayer {
   used: boolean;
   stats: LayerBuildStats;
   /**
-   * Removes what the build made, by the names it made (no walk, no stat per entry); whatever it
-   * cannot remove is left for the run folder's own removal, so a failure here loses nothing.
+   * Removes what the build made, by the names it made (no walk, no stat per entry), yielding to the
+   * event loop as the build does; whatever it cannot remove is left for the run folder's own
+   * removal, so a failure here loses nothing.
    */
-  clear(): void;
+  clear(): Promise<void>;
 }
 
 /** Fills `input.dir` with the layer. */
@@ -59,15 +60,18 @@ export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
   /** Entries and folders made, in the order made. */
   const madeEntries: string[] = [];
   const madeDirs: string[] = [];
-  const clear = (): void => {
+  const clear = async (): Promise<void> => {
+    const entries = madeEntries.splice(0);
+    const dirs = madeDirs.splice(0).reverse();
     try {
-      for (const entry of madeEntries) unlinkSync(entry);
-      for (let i = madeDirs.length - 1; i >= 0; i--) rmdirSync(madeDirs[i]);
+      for (const [i, entry] of entries.entries()) {
+        unlinkSync(entry);
+        if ((i + 1) % CALLS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      for (const dir of dirs) rmdirSync(dir);
     } catch {
       // Left for the run folder's removal.
     }
-    madeEntries.length = 0;
-    madeDirs.length = 0;
   };
   if (layer.files.length === 0 && layer.deletedFiles.length === 0 && layer.deletedDirs.length === 0) return { used: false, stats, clear };
 

@@ -136,12 +136,12 @@ export class LinuxSandbox implements ShellSandbox {
 
     const runDir = await this.scratch.runFolder();
     /** Removals that know what they made, done before the run folder's walk (which then has less to find). */
-    const clears: (() => void)[] = [];
+    const clears: (() => Promise<void>)[] = [];
     let disposed = false;
     const dispose = async () => {
       if (disposed) return;
       disposed = true;
-      for (const clear of clears) clear();
+      for (const clear of clears) await clear();
       await this.scratch.release(runDir);
     };
     try {
@@ -155,7 +155,7 @@ export class LinuxSandbox implements ShellSandbox {
     }
   }
 
-  private async runIn(runDir: string, request: SandboxRunRequest, { tools, layout }: Prepared, clears: (() => void)[]): Promise<SandboxOutcome | Failure> {
+  private async runIn(runDir: string, request: SandboxRunRequest, { tools, layout }: Prepared, clears: (() => Promise<void>)[]): Promise<SandboxOutcome | Failure> {
     const { workspace, limits } = request;
     const skeleton = path.join(runDir, 'root');
     const layerDir = path.join(runDir, 'layer');

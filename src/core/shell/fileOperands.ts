@@ -114,11 +114,12 @@ export function fileWords(name: string, args: readonly Arg[]): Arg[] {
       // A cluster is read letter by letter, as getopt does: a letter whose value is no file takes
       // the rest of the word (or the next word) and ends it. Any letter before it may take the
       // rest as its value, which may be a file (-f/etc/x: the letters of that path are no options),
-      // so every such rest is checked.
+      // so every such rest is checked — and then the next word is an operand, so it is skipped
+      // only when the cluster is that one letter.
       const letters = text.slice(1);
       for (let i = 0; i < letters.length; i++) {
         if (notFiles.short.includes(letters[i])) {
-          if (i + 1 === letters.length) skipValue = true;
+          if (i === 0 && letters.length === 1) skipValue = true;
           break;
         }
         if (i + 1 < letters.length) words.push(literal(letters.slice(i + 1)));

@@ -165,17 +165,26 @@ class Walker {
       return refuse('assignment', `the loop variable ${name || '?'} may be an exported environment variable; use a lower-case name`);
     }
     // "$name" in the body is one of the values: a path inside the workspace, and no option, when
-    // all of them are (a pattern's matches are checked not to start with "-").
+    // all of them are (a pattern's matches are checked not to start with "-"). That holds only in
+    // the body, walked once for every round, and only when nothing in it binds the name again (a
+    // later `for name`, `name=`, `read name` would change "$name" for the next round's commands).
     const values = node.children.filter((child) => child.field === 'value');
     const workspace = this.context.workspace;
     workspace.checkedVariables.delete(name);
-    const checked = values.every((value) => {
+    const body = node.children.find((child) => child.field === 'body');
+    const rebound = body !== undefined && mentionsOtherThanExpanded(textOf(this.script, body), name);
+    const checked = !rebound && values.length > 0 && values.every((value) => {
       const arg = evaluateWord(this.script, value);
       if (arg === undefined || arg.kind === 'dynamic' || (arg.kind === 'literal' && arg.value.startsWith('-'))) return false;
       return checkPathArg(arg, workspace).readOnly && checkPatternWords([arg], workspace).readOnly;
     });
-    if (checked && values.length > 0) workspace.checkedVariables.set(name, workspace.cwds.join('\u0000'));
-    return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');
+    if (checked) workspace.checkedVariables.set(name, workspace.cwds.join('\u0000'));
+    try {
+      return this.statements(node, (child) => child.field === 'variable' || child.field === 'value');
+    } finally {
+      // After the loop (or if it never ran) "$name" is whatever it was before or became last.
+      workspace.checkedVariables.delete(name);
+    }
   }
 
   private redirectedStatement(node: SyntaxNode): ShellVerdict {
@@ -366,4 +375,16 @@ function isPlainNumber(script: ParsedScript, node: SyntaxNode): boolean {
   if (node.children.length > 0) return false;
   if (node.type !== 'number' && node.type !== 'word') return false;
   return /^-?[0-9]+$/.test(textOf(script, node));
+}
+
+/** Whether `text` names the variable `name` anywhere but in "$name" / "${name}" expansions. */
+function mentionsOtherThanExpanded(text: string, name: string): boolean {
+  const word = new RegExp(`(^|[^A-Za-z0-9_])${name}(?![A-Za-z0-9_])`, 'g');
+  for (const match of text.matchAll(word)) {
+    const at = (match.index ?? 0) + match[1].length;
+    const before = text.slice(Math.max(0, at - 2), at);
+    if (before.endsWith('$') || before === '${') continue;
+    return true;
+  }
+  return false;
 }

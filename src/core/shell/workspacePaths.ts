@@ -132,11 +132,14 @@ function expandsToOption(arg: Arg, alternatives: readonly string[], cwd: string)
 }
 
 /**
- * Bracket classes ([[:alpha:]], [[=a=]], [[.a.]]) are not translated into the check's matcher; a
- * glob it would under-match (missing a symlink out) is refused instead.
+ * Bracket classes ([[:alpha:]], [[=a=]], [[.a.]]) and a leading "]" are not translated into the
+ * check's matcher; a glob it would under-match (missing a symlink out) is refused instead.
  */
 function untranslatableGlob(arg: Arg): ShellVerdict | undefined {
-  return /\[.*\[[:=.]/s.test(arg.value) ? refuse('path', `${arg.value}: a bracket class ([:class:], [=c=], [.c.]) this check does not follow`) : undefined;
+  if (/\[.*\[[:=.]/s.test(arg.value)) return refuse('path', `${arg.value}: a bracket class ([:class:], [=c=], [.c.]) this check does not follow`);
+  // []a] and [!]a]: a "]" first in the brackets is one of its characters.
+  if (/\[[!^]?\]/.test(arg.value)) return refuse('path', `${arg.value}: a bracket expression starting with ] this check does not follow`);
+  return undefined;
 }
 
 /** Patterns anywhere in a command (file or not) must not expand to words read as options. */

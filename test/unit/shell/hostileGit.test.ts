@@ -336,6 +336,17 @@ describe('git in a hostile repository, run without approval', () => {
     } finally {
       rmSync(borrower, { recursive: true, force: true });
     }
+
+    // A linked worktree in the workspace that a repository elsewhere registered is that
+    // repository's own: its objects are read as before.
+    git(lender, 'worktree', 'add', '-q', path.join(ws.root, 'linked'));
+    try {
+      const linked = await unattended('git -C linked log --oneline -1');
+      assert.match(linked.output, /private/);
+      assert.doesNotMatch(linked.output, /git was not run/);
+    } finally {
+      git(lender, 'worktree', 'remove', '--force', path.join(ws.root, 'linked'));
+    }
     assert.deepEqual(ran(), []);
   });
 });

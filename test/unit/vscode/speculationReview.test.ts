@@ -2,10 +2,10 @@
 // see changes — a run that ends with the list already on screen sends no second copy, which would
 // otherwise reach the webview after the user's Tab.
 import * as assert from 'node:assert/strict';
-import type { SpeculationFiles } from '../../../src/shared/protocol';
+import type { HostToWebview } from '../../../src/shared/protocol';
 import type { ChatSession } from '../../../src/core/session';
 import type { WorkspaceFs } from '../../../src/core/fs/workspaceFs';
-import type { ChatPresenter } from '../../../src/vscode/chatPresenter';
+import { ChatPresenter } from '../../../src/vscode/chatPresenter';
 import { SpeculationReview } from '../../../src/vscode/speculationReview';
 
 const DEBOUNCE_WAIT_MS = 200;
@@ -30,45 +30,61 @@ function rig() {
     excludedFiles: () => [],
     setExcluded: () => undefined,
   } as unknown as ChatSession;
-  const sent: (SpeculationFiles | null)[] = [];
-  const presenter = { setSpeculationFiles: (files: SpeculationFiles | null) => sent.push(files) } as unknown as ChatPresenter;
+  // The real presenter: what reaches the webview is what it posts.
+  const posted: HostToWebview[] = [];
+  const presenter = new ChatPresenter({ post: (message) => posted.push(message), model: () => ({ label: 'm', demo: false }), settings: () => ({ enterAcceptsSuggestion: false }) });
+  const postedFiles = () => posted.flatMap((m) => (m.type === 'speculationFiles' ? [m.files] : []));
   const review = new SpeculationReview({ session: () => session, workspaceFs: () => reader(base) as unknown as WorkspaceFs, presenter, log: () => undefined });
-  return { review, sent, speculation, overlay };
+  return { review, speculation, overlay, presenter, postedFiles };
 }
 
 describe('SpeculationReview', () => {
   it('sends the list once when the run ends with the files already shown, and again when a count changes', async () => {
-    const { review, sent, speculation, overlay } = rig();
+    const { review, postedFiles, speculation, overlay } = rig();
+    const sent = postedFiles;
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
-    assert.deepEqual(sent, [{ runId: 'run1', files: [{ path: 'src/a.ts', change: 'modified', added: 1, removed: 0, excluded: false }] }]);
+    assert.deepEqual(sent(), [{ runId: 'run1', files: [{ path: 'src/a.ts', change: 'modified', added: 1, removed: 0, excluded: false }] }]);
 
     speculation.status = 'completed';
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
-    assert.equal(sent.length, 1, 'the run ended with the same list: nothing more is sent');
+    assert.equal(sent().length, 1, 'the run ended with the same list: nothing more is sent');
 
     overlay.set('src/a.ts', 'one\ntwo\nthree\n');
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
-    assert.equal(sent.length, 2);
-    assert.equal(sent[1]?.files[0]?.added, 2);
+    assert.equal(sent().length, 2);
+    assert.equal(sent()[1]?.files[0]?.added, 2);
     review.dispose();
   });
 
   it('hides the list when the run is gone, and shows it again for the next run even if it looks the same', async () => {
-    const { review, sent, speculation } = rig();
+    const { review, postedFiles, speculation } = rig();
+    const sent = postedFiles;
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
     speculation.status = 'aborted';
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
-    assert.equal(sent[1], null);
+    assert.equal(sent()[1], null);
     speculation.status = 'running';
     review.update();
     await wait(DEBOUNCE_WAIT_MS);
-    assert.equal(sent.length, 3, 'hidden, then the same list shown again');
-    assert.deepEqual(sent[2], sent[0]);
+    assert.equal(sent().length, 3, 'hidden, then the same list shown again');
+    assert.deepEqual(sent()[2], sent()[0]);
+    review.dispose();
+  });
+
+  it('sends the same list again after the chat was cleared (the webview forgot it)', async () => {
+    const { review, postedFiles, presenter } = rig();
+    review.update();
+    await wait(DEBOUNCE_WAIT_MS);
+    presenter.clear();
+    review.update();
+    await wait(DEBOUNCE_WAIT_MS);
+    assert.equal(postedFiles().length, 2);
+    assert.deepEqual(postedFiles()[1], postedFiles()[0]);
     review.dispose();
   });
 });
