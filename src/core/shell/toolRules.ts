@@ -1,16 +1,12 @@
 // Argument rules for ordinary tools that are read-only except for a few options or operand forms
 // (sort -o, uniq IN OUT, find -delete, rg --pre, …). Each rule names what it refuses and why.
 import { scanOptions, type OptionSpec, type ScannedArgs } from './options';
-import type { CommandRule, ShellWorkspace } from './ruleTypes';
+import type { CommandRule } from './ruleTypes';
 import { OK, refuse, type ShellVerdict } from './verdict';
+import { isCheckedLoopValue } from './workspacePaths';
 import type { Arg } from './words';
 
 export const anyArguments: CommandRule = () => OK;
-
-/** "$f" of a loop whose values were all checked (paths inside, none an option) from the folders the command runs in. */
-function isCheckedLoopValue(arg: Arg, workspace: ShellWorkspace): boolean {
-  return arg.kind !== 'literal' && arg.boundTo !== undefined && workspace.checkedVariables.get(arg.boundTo) === workspace.cwds.join('\u0000');
-}
 
 /** A rule that only scans options (refusing what the spec refuses), then runs an optional check. */
 export function withOptions(spec: OptionSpec, check?: (scanned: ScannedArgs, name: string) => ShellVerdict): CommandRule {

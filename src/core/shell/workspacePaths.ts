@@ -58,29 +58,39 @@ function expandBraces(word: string): string[] | undefined {
   return out;
 }
 
-function globToRegExp(component: string): RegExp {
+/**
+ * One path component of a glob as a matcher, or undefined where the translation could under-match
+ * (and so miss a symlink out): bracket classes ([[:alpha:]], [[=a=]], [[.a.]]) and a "]" first in
+ * the brackets, which is one of its characters in bash but ends the class in JavaScript.
+ */
+function globToRegExp(component: string): RegExp | undefined {
   let source = '';
   for (let i = 0; i < component.length; i++) {
     const ch = component[i];
     if (ch === '*') source += '.*';
     else if (ch === '?') source += '.';
     else if (ch === '[') {
-      const end = component.indexOf(']', i + 2);
-      if (end < 0) source += '\\[';
-      else {
-        source += `[${component.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
-        i = end;
+      const negated = component[i + 1] === '!' || component[i + 1] === '^';
+      const first = negated ? i + 2 : i + 1;
+      const end = component.indexOf(']', first + 1);
+      if (end < 0) {
+        source += '\\[';
+        continue;
       }
+      const members = component.slice(first, end);
+      if (members.startsWith(']') || /\[[:=.]/.test(members)) return undefined;
+      source += `[${negated ? '^' : ''}${members.replace(/\\/g, '\\\\')}]`;
+      i = end;
     } else source += ch.replace(/[.+^${}()|\\]/g, '\\$&');
   }
   return new RegExp(`^${source}$`, 's');
 }
 
 /**
- * The paths a glob may expand to (over-matching: quoted glob characters count as globs too), or
- * undefined when there are too many to check.
+ * The paths a glob may expand to (over-matching: quoted glob characters count as globs too), or a
+ * refusal when there are too many to check or the glob has a part the check cannot follow.
  */
-function expandGlob(pattern: string, cwd: string): string[] | undefined {
+function expandGlob(pattern: string, cwd: string): string[] | ShellVerdict {
   const absolute = pattern.startsWith('/');
   const components = pattern.split('/').filter((part, index) => part !== '' || index === 0);
   let current = [absolute ? '' : '.'];
@@ -91,6 +101,7 @@ function expandGlob(pattern: string, cwd: string): string[] | undefined {
       continue;
     }
     const matcher = globToRegExp(component);
+    if (!matcher) return refuse('path', `${pattern}: a bracket expression this check does not follow ([:class:], [=c=], [.c.] or a leading ])`);
     const next: string[] = [];
     for (const base of current) {
       let names: string[];
@@ -100,7 +111,7 @@ function expandGlob(pattern: string, cwd: string): string[] | undefined {
         continue;
       }
       listed += names.length;
-      if (listed > MAX_GLOB_ENTRIES) return undefined;
+      if (listed > MAX_GLOB_ENTRIES) return refuse('path', `${pattern} matches too many files to check`);
       for (const name of names) if (matcher.test(name)) next.push(`${base}/${name}`);
     }
     current = next;
@@ -119,26 +130,16 @@ function expandsToOption(arg: Arg, alternatives: readonly string[], cwd: string)
       // --include=*.ts as written: an option of the author's, fine while bash leaves it as it is
       // (no file matches it); braces that make an option, or matches that replace it, are not.
       const matches = writtenAsOption && /[*?[]/.test(alternative) ? expandGlob(alternative, cwd) : undefined;
+      if (matches && !Array.isArray(matches)) return matches;
       if (matches && matches.length === 0) continue;
       return refuse('argument', `${arg.value} expands to ${matches?.[0] ?? alternative}, which the command reads as an option`);
     }
     if (!/[*?[]/.test(alternative)) continue;
     const matches = expandGlob(alternative, cwd);
-    if (!matches) return refuse('path', `${arg.value} matches too many files to check`);
+    if (!Array.isArray(matches)) return matches;
     const dashed = matches.find((match) => match.startsWith('-'));
     if (dashed) return refuse('argument', `${arg.value} matches ${dashed}, which the command reads as an option`);
   }
-  return undefined;
-}
-
-/**
- * Bracket classes ([[:alpha:]], [[=a=]], [[.a.]]) and a leading "]" are not translated into the
- * check's matcher; a glob it would under-match (missing a symlink out) is refused instead.
- */
-function untranslatableGlob(arg: Arg): ShellVerdict | undefined {
-  if (/\[.*\[[:=.]/s.test(arg.value)) return refuse('path', `${arg.value}: a bracket class ([:class:], [=c=], [.c.]) this check does not follow`);
-  // []a] and [!]a]: a "]" first in the brackets is one of its characters.
-  if (/\[[!^]?\]/.test(arg.value)) return refuse('path', `${arg.value}: a bracket expression starting with ] this check does not follow`);
   return undefined;
 }
 
@@ -146,8 +147,6 @@ function untranslatableGlob(arg: Arg): ShellVerdict | undefined {
 export function checkPatternWords(args: readonly Arg[], workspace: ShellWorkspace): ShellVerdict {
   for (const arg of args) {
     if (arg.kind !== 'pattern' || arg.value.startsWith('~')) continue;
-    const untranslatable = untranslatableGlob(arg);
-    if (untranslatable) return untranslatable;
     const alternatives = expandBraces(arg.value);
     if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
     for (const cwd of workspace.cwds) {
@@ -158,10 +157,18 @@ export function checkPatternWords(args: readonly Arg[], workspace: ShellWorkspac
   return OK;
 }
 
+/**
+ * "$f" of a loop whose values were all checked (paths inside, none an option) from every folder
+ * the command may be in now.
+ */
+export function isCheckedLoopValue(arg: Arg, workspace: ShellWorkspace): boolean {
+  return arg.kind !== 'literal' && arg.boundTo !== undefined && workspace.checkedVariables.get(arg.boundTo) === workspace.cwds.join('\u0000');
+}
+
 /** Every folder the command may be in when it reads `arg` must see it inside the workspace. */
 export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict {
   if (arg.kind === 'dynamic') {
-    if (arg.boundTo !== undefined && workspace.checkedVariables.get(arg.boundTo) === workspace.cwds.join('\u0000')) return OK;
+    if (isCheckedLoopValue(arg, workspace)) return OK;
     const shown = arg.value.trim() === '' ? 'an argument' : `${arg.value} (known only at run time)`;
     return refuse('path', `${shown} names a file only known at run time, which may lead outside the workspace`);
   }
@@ -171,8 +178,6 @@ export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict 
       if (!verdict.readOnly) return verdict;
       continue;
     }
-    const untranslatable = untranslatableGlob(arg);
-    if (untranslatable) return untranslatable;
     const alternatives = expandBraces(arg.value);
     if (!alternatives) return refuse('path', `${arg.value}: a brace expansion this check does not follow`);
     const option = expandsToOption(arg, alternatives, cwd);
@@ -181,7 +186,7 @@ export function checkPathArg(arg: Arg, workspace: ShellWorkspace): ShellVerdict 
       const literal = checkLiteral(alternative.replace(/[*?[].*$/, ''), cwd, workspace);
       if (!literal.readOnly) return literal;
       const matches = expandGlob(alternative, cwd);
-      if (!matches) return refuse('path', `${arg.value} matches too many files to check`);
+      if (!Array.isArray(matches)) return matches;
       for (const match of matches) {
         const verdict = checkLiteral(match, cwd, workspace);
         if (!verdict.readOnly) return refuse('path', `${arg.value} matches ${match}, which ${verdict.reason.replace(/^path: \S+ /, '')}`);

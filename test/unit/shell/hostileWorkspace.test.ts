@@ -36,6 +36,9 @@ describe('unattended shell commands in a hostile workspace', () => {
     symlinkSync(path.join(ws.outside, 'secret.txt'), path.join(ws.root, 'names', 'away'));
     writeFileSync(path.join(ws.root, 'names', '--files0-from=away'), '');
     writeFileSync(path.join(ws.root, 'names', 'plain.txt'), 'plain\n');
+    // A symlink out named "]", which `[]]` matches in bash; a NUL-separated list naming the secret.
+    symlinkSync(path.join(ws.outside, 'secret.txt'), path.join(ws.root, ']'));
+    writeFileSync(path.join(ws.root, 'list0'), `${path.join(ws.outside, 'secret.txt')}\0`);
     services = await openWorkspaceServices(ws.root);
   });
   after(() => ws.cleanup());
@@ -89,6 +92,14 @@ describe('unattended shell commands in a hostile workspace', () => {
     ['for f in *; do wc "$f"; done', 'names'],
     ['wc {--files0-from=away,plain.txt}', 'names'],
     ['for f in src/*; do cat "$f"; read -r f < list.txt; done'],
+    ['cat []]'],
+    ['cat l[[:alpha:]]nkfile.txt'],
+    ['dd if=linkfile.txt status=none'],
+    ['grep -f../outside/secret.txt notes.txt'],
+    ['hexdump -f../outside/secret.txt notes.txt'],
+    ['sort --files0-from=list0'],
+    ['wc --files0-from list0'],
+    ['for f in notes.txt; do :; done; for i in 1 2; do cat "$f"; for f in linkfile.txt; do :; done; done'],
   ];
   for (const [command, directory] of outsideReads) {
     it(`shows nothing from outside for ${JSON.stringify(command)}${directory ? ` in ${directory}` : ''}`, async function () {
