@@ -142,7 +142,6 @@ export async function openChatView(workbench: Workbench): Promise<FrameLocator> 
 /** The chat input, as a screen reader names it. */
 export const CHAT_INPUT = 'textarea[aria-label="Message Speculate"]';
 
-/** Polls `condition` (something on disk or in the test's own state) until it holds, or fails naming `what`. */
 /** A folder's names; one removed while we look (a live tree: an overlay's cleanup, housekeeping) is empty. */
 export function namesOrEmpty(dir: string): string[] {
   try {
@@ -160,6 +159,7 @@ export function overlayDirs(workbench: Pick<Workbench, 'tmpDir'>): string[] {
   return namesOrEmpty(parent).flatMap((pid) => namesOrEmpty(join(parent, pid)).map((id) => `${pid}/${id}`));
 }
 
+/** Polls `condition` (something on disk or in the test's own state) until it holds, or fails naming `what`. */
 export async function waitFor(condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {

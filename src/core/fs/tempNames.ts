@@ -5,17 +5,14 @@ import * as path from 'node:path';
 /** The longest file name (bytes) the common file systems take (ext4, xfs, btrfs, APFS, tmpfs). */
 const NAME_MAX_BYTES = 255;
 const TOKEN_LENGTH = 16;
+/** What follows `.<kind>-` in every temp name. */
+const TOKEN_AND_EXTENSION = new RegExp(`^[0-9a-f]{${TOKEN_LENGTH}}\\.tmp$`);
 
 /**
  * Who wrote a temp: an accept or a live write (`speculate`), or an undo/redo (`speculate-undo`), so
  * each recovery recognises only its own leftovers.
  */
 export type TempKind = 'speculate' | 'speculate-undo';
-
-const TEMP_SUFFIX: Record<TempKind, RegExp> = {
-  speculate: /^\.speculate-[0-9a-f]{16}\.tmp$/,
-  'speculate-undo': /^\.speculate-undo-[0-9a-f]{16}\.tmp$/,
-};
 
 /** `.` + `.<kind>-<16 hex>.tmp`: the fixed part of a temp name of that kind. */
 function fixedBytes(kind: TempKind): number {
@@ -52,7 +49,7 @@ export function isTempFor(target: string, temp: string, kind: TempKind = 'specul
   if (path.posix.dirname(temp) !== path.posix.dirname(target)) return false;
   const name = path.posix.basename(temp);
   const suffix = name.slice(name.length - (fixedBytes(kind) - 1));
-  if (!name.startsWith('.') || !TEMP_SUFFIX[kind].test(suffix)) return false;
+  if (!name.startsWith('.') || !suffix.startsWith(`.${kind}-`) || !TOKEN_AND_EXTENSION.test(suffix.slice(kind.length + 2))) return false;
   const stem = name.slice(1, name.length - suffix.length);
   return stem === utf8Prefix(path.posix.basename(target), NAME_MAX_BYTES - fixedBytes(kind));
 }

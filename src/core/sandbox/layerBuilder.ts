@@ -57,18 +57,27 @@ export interface BuiltLayer {
 export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
   const { layer, realRoot, dir } = input;
   const stats: LayerBuildStats = { linked: 0, copied: 0, whiteouts: 0 };
-  /** Entries and folders made, in the order made. */
+  /** Folders made (workspace paths, parents first; '' is `dir` itself) and entries made (absolute). */
+  const made = new Set<string>(['']);
   const madeEntries: string[] = [];
-  const madeDirs: string[] = [];
+  const at = (file: string) => path.join(dir, ...file.split('/'));
+
+  // Synchronous calls, in slices with a yield between: a thousand tiny metadata calls cost far
+  // less this way than as a thousand thread-pool round trips, and the event loop still breathes.
+  let done = 0;
+  const breathe = async () => {
+    if (++done % CALLS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+  };
   const clear = async (): Promise<void> => {
     const entries = madeEntries.splice(0);
-    const dirs = madeDirs.splice(0).reverse();
+    const folders = [...made].filter((folder) => folder !== '').reverse();
+    made.clear();
     try {
-      for (const [i, entry] of entries.entries()) {
+      for (const entry of entries) {
         unlinkSync(entry);
-        if ((i + 1) % CALLS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+        await breathe();
       }
-      for (const dir of dirs) rmdirSync(dir);
+      for (const folder of folders) rmdirSync(at(folder));
     } catch {
       // Left for the run folder's removal.
     }
@@ -79,16 +88,7 @@ export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
   /** Folders that must be real folders in the layer because something written lies below them. */
   const keep = new Set<string>();
   for (const file of written.keys()) for (const ancestor of ancestorsOf(file)) keep.add(ancestor);
-  const made = new Set<string>(['']);
-  const at = (file: string) => path.join(dir, ...file.split('/'));
   const realAt = (file: string) => path.join(realRoot, ...file.split('/'));
-
-  // Synchronous calls, in slices with a yield between: a thousand tiny metadata calls cost far
-  // less this way than as a thousand thread-pool round trips, and the event loop still breathes.
-  let done = 0;
-  const breathe = async () => {
-    if (++done % CALLS_PER_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
-  };
   const makeDir = (folder: string): void => {
     if (made.has(folder)) return;
     makeDir(path.posix.dirname(folder) === '.' ? '' : path.posix.dirname(folder));
@@ -101,7 +101,6 @@ export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
       // A folder that exists only in the speculation.
     }
     mkdirSync(at(folder), { mode });
-    madeDirs.push(at(folder));
     chmodSync(at(folder), mode);
     made.add(folder);
   };

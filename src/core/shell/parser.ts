@@ -56,24 +56,17 @@ async function load(dir: string): Promise<ShellParser> {
   const language = await Language.load(path.join(dir, GRAMMAR_WASM));
   const parser = new Parser();
   parser.setLanguage(language);
-  return { parse: (source) => parseWith(parser, source) };
+  /** Whether each type id of the grammar is a named node, filled in as types are met. */
+  const namedTypes: boolean[] = [];
+  return { parse: (source) => parseWith(parser, namedTypes, source) };
 }
 
-const namedByLanguage = new WeakMap<Language, boolean[]>();
-
-/** Whether each type id of the grammar is a named node, filled in as types are met. */
-function namedTypes(language: Language): boolean[] {
-  let named = namedByLanguage.get(language);
-  if (!named) namedByLanguage.set(language, (named = []));
-  return named;
-}
-
-function parseWith(parser: Parser, source: string): ParsedScript {
+function parseWith(parser: Parser, namedTypes: boolean[], source: string): ParsedScript {
   let tree: Tree | null = null;
   try {
     tree = parser.parse(source);
     if (!tree) throw new Error('the parser returned no tree');
-    const { root, sawError } = copyTree(tree);
+    const { root, sawError } = copyTree(tree, namedTypes);
     return { source, root, hasError: sawError || tree.rootNode.hasError };
   } catch (error) {
     // A parse that threw may leave the parser mid-document; start the next one clean.
@@ -90,10 +83,9 @@ function parseWith(parser: Parser, source: string): ParsedScript {
  * type is named comes from the grammar once per type, and MISSING nodes need no look of their own —
  * tree-sitter counts them in the root's hasError, which every parse checks.
  */
-function copyTree(tree: Tree): { root: SyntaxNode; sawError: boolean } {
+function copyTree(tree: Tree, named: boolean[]): { root: SyntaxNode; sawError: boolean } {
   const cursor = tree.walk();
   const language = tree.language;
-  const named = namedTypes(language);
   let sawError = false;
   const current = (): SyntaxNode => {
     const typeId = cursor.nodeTypeId;
