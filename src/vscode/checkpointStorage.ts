@@ -53,7 +53,7 @@ export async function openCheckpointStore(
     .then(() => store.recover())
     .then(
       (recovery) => {
-        if (recovery.journals.length + recovery.recordings.length + recovery.failures.length > 0) log.info(`checkpoint recovery: ${JSON.stringify(recovery)}`);
+        if (recovery.journals.length + recovery.accepts.length + recovery.recordings.length + recovery.failures.length > 0) log.info(`checkpoint recovery: ${JSON.stringify(recovery)}`);
         return store.prune(pruneLimitsFromSettings());
       },
       (error: unknown) => log.warn(`checkpoint recovery failed: ${String(error)}`),

@@ -25,15 +25,28 @@ export class BlobStore {
    * `flush()` once after a batch, before a record that refers to the blobs is written.
    */
   async put(data: Uint8Array): Promise<string> {
+    return (await this.store(data, true)).hash;
+  }
+
+  /**
+   * Stores `data` without an fsync, for a change whose redo log holds the same bytes durably:
+   * `written` says whether a new file was made (its fsync then belongs to the log's flush).
+   */
+  async putUnsynced(data: Uint8Array): Promise<{ hash: string; written: boolean }> {
+    return this.store(data, false);
+  }
+
+  private async store(data: Uint8Array, sync: boolean): Promise<{ hash: string; written: boolean }> {
     const hash = sha256(data);
     const target = this.pathOf(hash);
     const existing = await this.fs.lstat(target);
     if (existing?.type === 'file' && existing.size === data.length) {
       await this.fs.touch(target);
-      return hash;
+      return { hash, written: false };
     }
     const temp = path.join(this.dir, `.${hash}.${randomBytes(6).toString('hex')}.tmp`);
-    await this.fs.writeDurable(temp, data, 0o600);
+    if (sync) await this.fs.writeDurable(temp, data, 0o600);
+    else await this.fs.createFile(temp, data, { mode: 0o600, sync: false });
     try {
       // Two writers of the same content both end with the same bytes under the same name.
       await this.fs.rename(temp, target);
@@ -41,7 +54,7 @@ export class BlobStore {
       await this.fs.unlink(temp);
       throw error;
     }
-    return hash;
+    return { hash, written: true };
   }
 
   async read(hash: string): Promise<Uint8Array> {

@@ -1,6 +1,7 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
 import { lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import type { RedoFs } from '../fs/redoRecovery';
 
 export interface CheckpointStat {
   type: 'file' | 'directory' | 'symlink' | 'other';
@@ -10,7 +11,7 @@ export interface CheckpointStat {
   uid: number;
 }
 
-export interface CheckpointFs {
+export interface CheckpointFs extends RedoFs {
   /** Undefined when nothing is there (or a parent is not a folder). */
   lstat(absolute: string): Promise<CheckpointStat | undefined>;
   readFile(absolute: string): Promise<Uint8Array>;
@@ -39,6 +40,21 @@ function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLin
   return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
 }
 
+/** 'wx': never clobber what appeared under the name; a failed write leaves nothing behind. Flushed only when `sync`. */
+async function createNew(absolute: string, data: Uint8Array | string, mode: number | undefined, sync: boolean): Promise<void> {
+  const handle = await open(absolute, 'wx', mode ?? 0o600);
+  try {
+    await handle.writeFile(data);
+    if (mode !== undefined) await handle.chmod(mode);
+    if (sync) await handle.sync();
+  } catch (error) {
+    await handle.close();
+    await unlink(absolute).catch(() => undefined);
+    throw error;
+  }
+  await handle.close();
+}
+
 export const nodeCheckpointFs: CheckpointFs = {
   async lstat(absolute) {
     try {
@@ -52,19 +68,19 @@ export const nodeCheckpointFs: CheckpointFs = {
   async readFile(absolute) {
     return readFile(absolute);
   },
-  async writeDurable(absolute, data, mode) {
-    // 'wx': never clobber what appeared under the name; a failed write leaves nothing behind.
-    const handle = await open(absolute, 'wx', mode ?? 0o600);
+  writeDurable(absolute, data, mode) {
+    return createNew(absolute, data, mode, true);
+  },
+  createFile(absolute, data, options) {
+    return createNew(absolute, data, options.mode, options.sync);
+  },
+  async fsyncFile(absolute) {
+    const handle = await open(absolute, 'r');
     try {
-      await handle.writeFile(data);
-      if (mode !== undefined) await handle.chmod(mode);
       await handle.sync();
-    } catch (error) {
+    } finally {
       await handle.close();
-      await unlink(absolute).catch(() => undefined);
-      throw error;
     }
-    await handle.close();
   },
   async rename(from, to) {
     await rename(from, to);

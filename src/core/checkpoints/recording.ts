@@ -29,6 +29,30 @@ const CONCURRENCY = 8;
 export interface CaptureResult {
   /** Paths whose before-state is not saved: the caller must not replace them. */
   refused: { path: string; reason: RefusalReason }[];
+  /** With `unsynced`: what the caller's redo log must hold for the capture to count as saved. */
+  deferred?: DeferredCapture;
+}
+
+/** What a checkpoint puts into a redo log: its record and the bytes of the blobs it wrote. */
+export interface CheckpointRedoMeta {
+  record: CheckpointRecord;
+  /** The blobs this capture stored, in the order of `DeferredCapture.chunks`. */
+  blobs: { hash: string; length: number }[];
+}
+
+/**
+ * A capture written without fsync: durable only once the caller's redo log (holding `meta` and
+ * `chunks`) is; `sync` makes the blobs and the record durable themselves (the log's flush).
+ */
+export interface DeferredCapture {
+  meta: CheckpointRedoMeta;
+  chunks: Uint8Array[];
+  sync(): Promise<void>;
+}
+
+export interface CaptureOptions {
+  /** Write blobs and record without fsync: the caller's redo log makes them durable (see DeferredCapture). */
+  unsynced?: boolean;
 }
 
 /** Folders the change makes or removes, when the caller knows them (an accept's journal does). */
@@ -81,8 +105,13 @@ export class CheckpointRecording {
    * Saves the before-state of every path not captured yet and makes it durable (blobs, then the
    * record) before resolving. A throw means nothing new is saved: the caller must not write.
    */
-  capture(requests: readonly CaptureRequest[], dirs: CaptureDirs = {}): Promise<CaptureResult> {
-    return this.serially(() => this.captureNow(requests, dirs));
+  capture(requests: readonly CaptureRequest[], dirs: CaptureDirs = {}, options: CaptureOptions = {}): Promise<CaptureResult> {
+    return this.serially(() => this.captureNow(requests, dirs, options));
+  }
+
+  /** The folder a redo log of a change recorded here belongs in: beside the checkpoint's own journals. */
+  get redoDir(): string {
+    return this.store.journalsDir;
   }
 
   private serially<T>(work: () => Promise<T>): Promise<T> {
@@ -91,7 +120,9 @@ export class CheckpointRecording {
     return run;
   }
 
-  private async captureNow(requests: readonly CaptureRequest[], dirs: CaptureDirs): Promise<CaptureResult> {
+  private async captureNow(requests: readonly CaptureRequest[], dirs: CaptureDirs, options: CaptureOptions): Promise<CaptureResult> {
+    const unsynced = options.unsynced === true;
+    const written: { hash: string; data: Uint8Array }[] = [];
     if (this.finished) throw new Error('This checkpoint is already finished; start a new one.');
     const store = this.store;
     const refused: CaptureResult['refused'] = [];
@@ -125,7 +156,11 @@ export class CheckpointRecording {
           outcomes[index] = { refused: 'changed' };
           return;
         }
-        await store.blobs.put(data);
+        if (!unsynced) await store.blobs.put(data);
+        else {
+          const stored = await store.blobs.putUnsynced(data);
+          if (stored.written) written.push({ hash: stored.hash, data });
+        }
       } else if (request.expect?.exists) {
         outcomes[index] = { refused: 'changed' };
         return;
@@ -144,7 +179,7 @@ export class CheckpointRecording {
     createdDirs.push(...(dirs.created ?? []));
     const removed = (dirs.removed ?? []).filter((dir) => !this.record.removedDirs.includes(dir));
     if (added.length === 0 && removed.length === 0 && !requests.some((r) => r.after && this.captured.has(r.path))) return { refused };
-    await store.blobs.flush();
+    if (!unsynced) await store.blobs.flush();
     const replaced = new Set(added.map((f) => f.path));
     const next: CheckpointRecord = {
       ...this.record,
@@ -152,12 +187,22 @@ export class CheckpointRecording {
       createdDirs: [...new Set([...this.record.createdDirs, ...createdDirs])],
       removedDirs: [...this.record.removedDirs, ...removed],
     };
-    await store.write(next);
-    // Only once durable does the recording count the paths as captured.
+    await store.write(next, { sync: !unsynced });
+    // Only once durable (or held by the caller's log) does the recording count the paths as captured.
     Object.assign(this.record, { files: next.files, createdDirs: next.createdDirs, removedDirs: next.removedDirs });
     for (const file of added) this.captured.set(file.path, file);
     this.persisted = true;
-    return { refused };
+    if (!unsynced) return { refused };
+    const deferred: DeferredCapture = {
+      meta: { record: next, blobs: written.map((blob) => ({ hash: blob.hash, length: blob.data.byteLength })) },
+      chunks: written.map((blob) => blob.data),
+      sync: async () => {
+        await Promise.all(written.map((blob) => store.fs.fsyncFile(store.blobs.pathOf(blob.hash))));
+        if (written.length > 0) await store.blobs.flush();
+        await store.syncRecord(next.id);
+      },
+    };
+    return { refused, deferred };
   }
 
   /**

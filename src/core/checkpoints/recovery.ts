@@ -4,9 +4,12 @@ import { completeRecord } from './recording';
 import { parseJournal, journalPath } from './restoreJournal';
 import { recoverJournal, type JournalRecovery } from './restore';
 import type { CheckpointStore } from './store';
+import { recoverRedoLogs, type AcceptLogRecovery } from './redoRecovery';
 
 export interface CheckpointRecoveryReport {
   journals: JournalRecovery[];
+  /** Accepts committed by a redo log that a crash or power cut interrupted, now complete. */
+  accepts: AcceptLogRecovery[];
   /** Recordings a dead process left, now complete (or removed when they changed nothing). */
   recordings: { id: string; outcome: 'completed' | 'empty' }[];
   /** What could not be recovered (left for the next start), in words. */
@@ -15,7 +18,12 @@ export interface CheckpointRecoveryReport {
 
 /** Call after the overlay housekeeping (an interrupted accept is rolled forward first). */
 export async function recoverCheckpoints(store: CheckpointStore): Promise<CheckpointRecoveryReport> {
-  const report: CheckpointRecoveryReport = { journals: [], recordings: [], failures: [] };
+  const report: CheckpointRecoveryReport = { journals: [], accepts: [], recordings: [], failures: [] };
+  // Redo logs first: an accept's log restores its checkpoint's record, which the recordings below finish.
+  const logs = await recoverRedoLogs(store);
+  report.accepts.push(...logs.accepts);
+  report.journals.push(...logs.journals);
+  report.failures.push(...logs.failures);
   for (const name of await store.fs.readdir(store.journalsDir)) {
     if (!name.endsWith('.json')) continue;
     const id = name.slice(0, -'.json'.length);

@@ -18,6 +18,9 @@ import {
   type RestoreStep,
 } from './restoreJournal';
 import type { CheckpointStore } from './store';
+import { flushed, trackFlush } from '../fs/pendingFlush';
+import { decodeRedoLog, encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, type RedoPlan, type RedoStep } from '../fs/redoLog';
+import { fsyncFolderIfThere, recoverRedoLog } from '../fs/redoRecovery';
 
 export type Direction = 'undo' | 'redo';
 
@@ -196,7 +199,24 @@ export class RestoreError extends Error {
   }
 }
 
+/** Where the redo log of an undo (or redo) of `id` lives; creating it (O_EXCL) is the lock, as the journal's is. */
+export function restoreLogPath(store: CheckpointStore, id: string): string {
+  return path.join(store.journalsDir, `${id}.redo`);
+}
+
+/** Redo logs of undos this process is committing right now (its own older ones are leftovers of a failed flush). */
+const inFlight = new Set<string>();
+
 async function takeJournalLock(store: CheckpointStore, id: string): Promise<RestoreFailure | undefined> {
+  const log = restoreLogPath(store, id);
+  if (inFlight.has(log)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
+  if (await store.fs.lstat(log)) {
+    const decoded = decodeRedoLog(Buffer.from(await store.fs.readFile(log)));
+    if (decoded.plan && decoded.plan.pid !== store.pid && store.processAlive(decoded.plan.pid)) {
+      return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now (by process ${decoded.plan.pid}); try again in a moment.` };
+    }
+    await recoverRestoreLog(store, id);
+  }
   const existing = journalPath(store.journalsDir, id);
   if (!(await store.fs.lstat(existing))) return undefined;
   const journal = parseJournal(Buffer.from(await store.fs.readFile(existing)).toString('utf8'), id);
@@ -214,6 +234,8 @@ async function takeJournalLock(store: CheckpointStore, id: string): Promise<Rest
  */
 export async function restore(store: CheckpointStore, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestoreOutcome> {
   if (!isPlainCheckpointId(id)) throw new Error(`"${id}" is not a checkpoint id.`);
+  // An earlier accept's or undo's flush finishes first: its redo log must be gone before this one checks.
+  await flushed(store.root);
   const busy = await takeJournalLock(store, id);
   if (busy) return busy;
   const read = await store.read(id);
@@ -223,12 +245,6 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
   if ('ok' in evaluated) return evaluated;
   const { steps, already, conflicts } = evaluated;
   if (steps.length === 0 && already.length === 0) return { ok: true, restored: [], conflicts };
-
-  // What this restore replaces is saved first: a redo puts it back, and a forced restore never loses the user's version.
-  await forEachLimited(steps, CONCURRENCY, async (step) => {
-    if (step.data) await store.blobs.put(step.data);
-  });
-  await store.blobs.flush();
 
   const createdDirs = parentsFirst(steps.flatMap((s) => s.missing));
   // Folder changes are idempotent (removed only once empty, created only when missing), so a repeated partial undo plans them again.
@@ -255,6 +271,13 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
     replaced: [...steps.map((s) => ({ path: s.item.path, replaced: s.current })), ...already.map((a) => ({ path: a.path, replaced: a.target }))],
     kept: conflicts.map((c) => c.path),
   };
+  if (store.options.commitWith !== 'journal') return restoreWithRedoLog(store, journal, steps, conflicts);
+
+  // What this restore replaces is saved first: a redo puts it back, and a forced restore never loses the user's version.
+  await forEachLimited(steps, CONCURRENCY, async (step) => {
+    if (step.data) await store.blobs.put(step.data);
+  });
+  await store.blobs.flush();
   try {
     await createJournal(store.fs, store.journalsDir, journal);
   } catch (error) {
@@ -304,21 +327,28 @@ async function unchanged(store: CheckpointStore, file: string, seen: CheckpointS
 }
 
 /** Past the commit point: each step replaces one whole file, unless the user changed it at the last moment. */
-async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined) {
+async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined, options: { deferred?: boolean } = {}) {
+  const deferred = options.deferred === true;
   const restored = new Set(journal.replaced.map((r) => r.path));
   const lateConflicts: RestoreConflict[] = [];
   const touched = new Set<string>();
+  const renamed: string[] = [];
   for (const [index, step] of journal.steps.entries()) {
     const target = toAbsolute(store.root, step.path);
     const temp = step.temp ? toAbsolute(store.root, step.temp) : undefined;
     const problem = await placementProblem(store.root, step.path);
-    const tempThere = temp ? (await store.fs.lstat(temp))?.type === 'file' : false;
+    // A redo log's commit wrote every temp itself just now: no need to look for them.
+    const tempThere = temp ? deferred || (await store.fs.lstat(temp))?.type === 'file' : false;
     let conflict: RestoreConflict | undefined;
+    let moved = false;
     if (problem) {
       conflict = conflictOf(step.path, problem, journal.direction);
     } else if (await unchanged(store, step.path, evaluated?.[index]?.seen, step.expect)) {
-      if (temp && tempThere) await store.fs.rename(temp, target);
-      else if (temp) conflict = conflictOf(step.path, 'unavailable', journal.direction);
+      if (temp && tempThere) {
+        await store.fs.rename(temp, target);
+        renamed.push(target);
+        moved = true;
+      } else if (temp) conflict = conflictOf(step.path, 'unavailable', journal.direction);
       else await store.fs.unlink(target);
       if (!conflict) touched.add(path.dirname(target));
     } else if (!(await unchanged(store, step.path, undefined, step.result))) {
@@ -327,19 +357,203 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
     }
     // (As restored already: renamed before a crash, or the user did the same; nothing to do.)
     // A temp not renamed (a conflict, or a step already done) goes; after a rename the name is free (quiet).
-    if (temp) await store.fs.unlink(temp).catch(() => undefined);
+    if (temp && !(deferred && moved)) await store.fs.unlink(temp).catch(() => undefined);
     if (conflict) {
       lateConflicts.push(conflict);
       restored.delete(step.path);
     }
     store.options.onRestoreStep?.({ phase: 'committed', path: step.path });
   }
-  for (const dir of touched) await store.fs.fsyncDirectory(dir).catch(() => undefined);
+  if (!deferred) for (const dir of touched) await store.fs.fsyncDirectory(dir).catch(() => undefined);
   const late = new Set(lateConflicts.map((c) => c.path));
   const dirs = await settleDirs(store, journal, late);
-  await writeOutcome(store, journal, late, dirs);
-  await removeJournal(store.fs, store.journalsDir, journal.checkpointId);
-  return { restored: [...restored].sort(), lateConflicts };
+  await writeOutcome(store, journal, late, dirs, { sync: !deferred });
+  if (!deferred) await removeJournal(store.fs, store.journalsDir, journal.checkpointId);
+  for (const dir of [...dirs.created, ...dirs.removed]) touched.add(path.dirname(toAbsolute(store.root, dir)));
+  return { restored: [...restored].sort(), lateConflicts, renamed, touched };
+}
+
+/**
+ * Issue 28: the undo (or redo) commits with one redo log beside the journals: the plan (the journal
+ * as it would be when committing), the new bytes of every small file and the replaced bytes redo
+ * needs, in one append whose fsync is the commit point. Then temps and renames without fsync, the
+ * record written, and the user has the result; the flush (files, folders, blobs, record, then the
+ * log's removal) runs after, and the next change of this workspace waits for it.
+ */
+async function restoreWithRedoLog(store: CheckpointStore, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[]): Promise<RestoreOutcome> {
+  const id = journal.checkpointId;
+  const logPath = restoreLogPath(store, id);
+  if (inFlight.has(logPath)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
+  inFlight.add(logPath);
+  try {
+    return await commitWithRedoLog(store, journal, steps, conflicts, logPath);
+  } finally {
+    inFlight.delete(logPath);
+  }
+}
+
+async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
+  const id = journal.checkpointId;
+  const committing: RestoreJournal = { ...journal, phase: 'committing' };
+  const fail = (file: string, cause: unknown) => {
+    const code = errorCode(cause) ?? (cause instanceof Error ? cause.message : String(cause));
+    return new RestoreError(`Undo failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then try again.`, file, []);
+  };
+  // What this restore replaces, unsynced (the log holds it); the bytes it puts back, from the blobs.
+  const written: { hash: string; data: Uint8Array }[] = [];
+  const data: (Uint8Array | undefined)[] = new Array(steps.length);
+  try {
+    await forEachLimited(steps, CONCURRENCY, async (step, index) => {
+      try {
+        if (step.data) {
+          const stored = await store.blobs.putUnsynced(step.data);
+          if (stored.written) written.push({ hash: stored.hash, data: step.data });
+        }
+        const target = step.item.target;
+        if (target.exists) data[index] = await store.blobs.read(target.sha256);
+      } catch (error) {
+        throw new StageFailure(step.item.path, error);
+      }
+    });
+  } catch (error) {
+    if (error instanceof StageFailure) throw fail(error.path, error.cause);
+    throw error;
+  }
+  const body: Uint8Array[] = [];
+  let offset = 0;
+  const large: number[] = [];
+  const redoSteps: RedoStep[] = committing.steps.map((step, index) => {
+    const bytes = data[index];
+    const base: RedoStep = { path: step.path, action: step.action, expect: step.expect };
+    if (!bytes || !step.result.exists || !step.temp) return base;
+    const withTemp: RedoStep = { ...base, temp: step.temp, after: { sha256: step.result.sha256, size: step.result.size, mode: step.result.mode } };
+    if (bytes.byteLength > REDO_LOG_MAX_FILE_BYTES) {
+      large.push(index);
+      return withTemp;
+    }
+    body.push(bytes);
+    offset += bytes.byteLength;
+    return { ...withTemp, data: { offset: offset - bytes.byteLength, length: bytes.byteLength } };
+  });
+  const plan: RedoPlan = {
+    version: 1,
+    kind: journal.direction,
+    pid: store.pid,
+    workspaceRoot: store.root,
+    steps: redoSteps,
+    createdDirs: journal.createdDirs,
+    meta: { journal: committing, blobs: written.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset },
+  };
+  body.push(...written.map((b) => b.data));
+  try {
+    // O_EXCL: the log is also the lock against a second undo of this checkpoint.
+    await store.fs.createFile(logPath, encodeRedoLog(plan, body), { mode: 0o600, sync: false });
+  } catch (error) {
+    if (errorCode(error) === 'EEXIST') return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
+    throw fail(journal.steps[0]?.path ?? id, error);
+  }
+  const staged: string[] = [];
+  const disk = async (file: string, work: () => Promise<void>): Promise<void> => {
+    try {
+      await work();
+    } catch (error) {
+      throw new StageFailure(file, error);
+    }
+  };
+  const tempOf = (index: number) => toAbsolute(store.root, committing.steps[index].temp!);
+  try {
+    for (const dir of journal.createdDirs) await disk(dir, () => store.fs.mkdir(toAbsolute(store.root, dir)));
+    // Large files: temp + fsync, and their folders, durable before the log's own fsync points at them.
+    const largeDirs = new Set<string>();
+    await forEachLimited(large, CONCURRENCY, async (index) => {
+      const step = committing.steps[index];
+      await disk(step.path, () => store.fs.createFile(tempOf(index), data[index]!, { mode: step.result.exists ? step.result.mode : undefined, sync: true }));
+      staged.push(tempOf(index));
+      largeDirs.add(path.dirname(tempOf(index)));
+      store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
+    });
+    for (const dir of largeDirs) await disk(journal.steps[0].path, () => store.fs.fsyncDirectory(dir));
+    const durable = (async () => {
+      await store.fs.fsyncFile(logPath);
+      await store.fs.fsyncDirectory(store.journalsDir);
+    })();
+    durable.catch(() => undefined);
+    const small = redoSteps.flatMap((step, index) => (step.data ? [index] : []));
+    await forEachLimited(small, CONCURRENCY, async (index) => {
+      const step = committing.steps[index];
+      await disk(step.path, () => store.fs.createFile(tempOf(index), data[index]!, { mode: step.result.exists ? step.result.mode : undefined, sync: false }));
+      staged.push(tempOf(index));
+      store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
+    });
+    await disk(journal.steps[0]?.path ?? id, () => durable);
+  } catch (error) {
+    if (!(error instanceof StageFailure)) throw error;
+    // Not committed: the log goes first (no recovery may complete what is being rolled back), then the temps.
+    await store.fs.unlink(logPath).catch(() => undefined);
+    await store.fs.fsyncDirectory(store.journalsDir).catch(() => undefined);
+    await Promise.all(staged.map((temp) => store.fs.unlink(temp).catch(() => undefined)));
+    for (const dir of deepestFirst(journal.createdDirs)) await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir)).catch(() => false);
+    throw fail(error.path, error.cause);
+  }
+  const committed = await commit(store, committing, steps, { deferred: true });
+  for (const dir of journal.createdDirs) committed.touched.add(path.dirname(toAbsolute(store.root, dir)));
+  const flush = (async () => {
+    await forEachLimited(committed.renamed, FLUSH_CONCURRENCY, (file) => store.fs.fsyncFile(file));
+    await Promise.all([...committed.touched].map((dir) => fsyncFolderIfThere(store.fs, dir)));
+    await Promise.all(written.map((blob) => store.fs.fsyncFile(store.blobs.pathOf(blob.hash))));
+    if (written.length > 0) await store.blobs.flush();
+    if (await store.fs.lstat(path.join(store.recordsDir, `${id}.json`))) await store.syncRecord(id);
+    await store.fs.unlink(logPath);
+    await store.fs.fsyncDirectory(store.journalsDir);
+  })();
+  trackFlush(store.root, flush);
+  return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
+}
+
+/** How many renamed files a flush fsyncs at once. */
+const FLUSH_CONCURRENCY = 32;
+
+/** What an undo's redo log carries for its checkpoint: the journal it commits and the replaced bytes. */
+interface RestoreRedoMeta {
+  journal: RestoreJournal;
+  blobs: { hash: string; length: number }[];
+  at: number;
+}
+
+function restoreMetaOf(plan: RedoPlan, id: string): RestoreRedoMeta | undefined {
+  const meta = plan.meta as Partial<RestoreRedoMeta> | undefined;
+  if (!meta || !Array.isArray(meta.blobs) || typeof meta.at !== 'number') return undefined;
+  const journal = parseJournal(JSON.stringify(meta.journal ?? null), id);
+  if (!journal || journal.workspaceRoot !== plan.workspaceRoot) return undefined;
+  if (!meta.blobs.every((b) => typeof b?.hash === 'string' && Number.isSafeInteger(b.length) && b.length >= 0)) return undefined;
+  return { journal, blobs: meta.blobs, at: meta.at };
+}
+
+/**
+ * Completes an undo's (or redo's) redo log a dead process left: each file rolled forward or kept,
+ * the replaced bytes saved, the folders settled and the record written, as the live undo would have.
+ */
+export async function recoverRestoreLog(store: CheckpointStore, id: string): Promise<JournalRecovery> {
+  const result = await recoverRedoLog(store.fs, restoreLogPath(store, id), {
+    root: store.root,
+    finish: async (plan, body, { kept }) => {
+      const meta = restoreMetaOf(plan, id);
+      if (!meta) return;
+      let at = meta.at;
+      for (const blob of meta.blobs) {
+        const bytes = body.subarray(at, at + blob.length);
+        at += blob.length;
+        if (!(await store.blobs.has(blob.hash))) await store.blobs.put(bytes);
+        else await store.fs.fsyncFile(store.blobs.pathOf(blob.hash));
+      }
+      await store.blobs.flush();
+      const late = new Set(kept);
+      const dirs = await settleDirs(store, meta.journal, late);
+      await writeOutcome(store, meta.journal, late, dirs);
+    },
+  });
+  if (result.outcome === 'discarded') return { checkpointId: id, outcome: 'rolled-back', restored: [] };
+  return { checkpointId: id, outcome: 'rolled-forward', restored: result.applied.sort() };
 }
 
 /** After the files: folders the change created go (once empty), folders it removed come back. */
@@ -365,7 +579,7 @@ async function settleDirs(store: CheckpointStore, journal: RestoreJournal, kept:
 }
 
 /** Writes what the restore did into the record (the same code finishes a recovered journal). */
-async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }): Promise<void> {
+async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }, options: { sync?: boolean } = {}): Promise<void> {
   const read = await store.read(journal.checkpointId);
   if (!read.ok) return;
   const record = read.record;
@@ -385,7 +599,7 @@ async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lat
         createdDirs: [...new Set([...(previous?.createdDirs ?? []), ...dirs.created])],
         removedDirs: [...new Set([...(previous?.removedDirs ?? []), ...dirs.removed])],
       },
-    });
+    }, options);
     return;
   }
   // Redo: the paths put back hold what the undo replaced, which the next undo expects to find.
@@ -399,9 +613,9 @@ async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lat
   if (remaining.length === 0) {
     const { undo: _dropped, ...rest } = record;
     void _dropped;
-    await store.write({ ...rest, state: 'applied', files });
+    await store.write({ ...rest, state: 'applied', files }, options);
   } else {
-    await store.write({ ...record, files, undo: { ...record.undo!, paths: remaining } });
+    await store.write({ ...record, files, undo: { ...record.undo!, paths: remaining } }, options);
   }
 }
 

@@ -25,6 +25,11 @@ export interface CheckpointStoreOptions {
   pid?: number;
   /** Defaults to `process.kill(pid, 0)`; tests pass their own to play a process that died. */
   isProcessAlive?: (pid: number) => boolean;
+  /**
+   * How an undo commits: 'redo-log' (default: one log whose fsync is the commit point, the rest
+   * flushed after) or 'journal' (each temp fsync'd, a journal rewritten at the commit point).
+   */
+  commitWith?: 'redo-log' | 'journal';
   /** Observes each staged and committed file of an undo; a throw acts like a crash (tests only). */
   onRestoreStep?: (event: { phase: 'staged' | 'committed'; path: string }) => void;
 }
@@ -140,17 +145,28 @@ export class CheckpointStore {
     return { ok: true, record };
   }
 
-  /** Replaces the record atomically (temp + fsync + rename + folder fsync). */
-  async write(record: CheckpointRecord): Promise<void> {
+  /**
+   * Replaces the record atomically (temp + fsync + rename + folder fsync). `sync: false` leaves out
+   * both fsyncs, for a change whose redo log holds the record durably; its flush calls syncRecord.
+   */
+  async write(record: CheckpointRecord, options: { sync?: boolean } = {}): Promise<void> {
+    const sync = options.sync ?? true;
     const target = this.recordPath(record.id);
     const temp = path.join(this.recordsDir, `.${record.id}.${randomBytes(6).toString('hex')}.tmp`);
-    await this.fs.writeDurable(temp, JSON.stringify(record), 0o600);
+    if (sync) await this.fs.writeDurable(temp, JSON.stringify(record), 0o600);
+    else await this.fs.createFile(temp, Buffer.from(JSON.stringify(record)), { mode: 0o600, sync: false });
     try {
       await this.fs.rename(temp, target);
     } catch (error) {
       await this.fs.unlink(temp);
       throw error;
     }
+    if (sync) await this.fs.fsyncDirectory(this.recordsDir);
+  }
+
+  /** Makes a record written with `sync: false` durable. */
+  async syncRecord(id: string): Promise<void> {
+    await this.fs.fsyncFile(this.recordPath(id));
     await this.fs.fsyncDirectory(this.recordsDir);
   }
 

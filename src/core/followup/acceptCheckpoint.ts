@@ -15,8 +15,8 @@ function afterState(step: ReplaceStep): FileState {
  * conflict: their state is saved again, since the file the accept replaces is the user's newer one.
  */
 export function checkpointHook(recording: CheckpointRecording, overwrite: ReadonlySet<string>): BeforeReplaceHook {
-  return async ({ steps, createdDirs, removedDirs }) => {
-    const { refused } = await recording.capture(
+  return async ({ steps, createdDirs, removedDirs, unsynced }) => {
+    const { refused, deferred } = await recording.capture(
       steps.map((step) => ({
         path: step.path,
         // The content the check saw: a file that holds something else now is refused, not captured.
@@ -26,7 +26,9 @@ export function checkpointHook(recording: CheckpointRecording, overwrite: Readon
       })),
       // The folders the accept makes come from its journal: they may exist already by now.
       { created: createdDirs, removed: removedDirs },
+      // With a redo log the capture rides in it: its blobs and record are flushed after Tab, not before.
+      { unsynced: unsynced === true },
     );
-    return { refused: refused.map((r) => r.path) };
+    return { refused: refused.map((r) => r.path), ...(deferred ? { deferred } : {}) };
   };
 }

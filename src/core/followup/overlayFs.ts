@@ -29,6 +29,7 @@ import {
   type WriteOptions,
 } from '../fs/workspaceFs';
 import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
+import { flushed } from '../fs/pendingFlush';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
 import { readBlob, startBlob, type PendingBlob } from './overlay/blobs';
@@ -86,6 +87,11 @@ export interface OverlayFsOptions {
   pid?: number;
   /** Disk operations of accept; tests inject faults here. */
   applyFs?: ApplyFs;
+  /**
+   * The state folder accepts keep their redo log in (one fsync commits an accept; see applyEntries).
+   * An accept with a checkpoint uses the checkpoint's folder; without either, the journal in the overlay.
+   */
+  redoDir?: string;
   /** Called after each staged and committed file of an accept; a throw acts like a crash (tests). */
   onApplyStep?: ApplyStepHook;
   /**
@@ -564,7 +570,7 @@ export class OverlayFs implements WorkspaceFs {
    * stay in the overlay for the user to decide. `skip` leaves files out (Keep mine) without a report. Applied paths leave the overlay. Throws
    * OverlayApplyError (naming the files) when the disk refuses; see applyEntries for what is applied then.
    */
-  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook } = {}): Promise<ApplyResult> {
+  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook; redoDir?: string } = {}): Promise<ApplyResult> {
     return this.lock.exclusive(async () => {
       this.assertUsable();
       const overwrite = new Set<string>();
@@ -572,8 +578,13 @@ export class OverlayFs implements WorkspaceFs {
       const skip = new Set<string>();
       for (const requested of options.skip ?? []) skip.add(await this.entryKey(requested));
       const selected = new Map([...this.entries].filter(([file]) => !skip.has(file)));
-      return this.applySelected(selected, overwrite, [...this.deletedDirs], options.beforeReplace);
+      return this.applySelected(selected, overwrite, [...this.deletedDirs], options.beforeReplace, options.redoDir);
     });
+  }
+
+  /** Resolves once the flush of every accept into this workspace so far is done (its files durable, its log gone). */
+  flushed(): Promise<void> {
+    return flushed(this.root);
   }
 
   /** Accepts one file; `force` writes it even when the user changed the real file (Overwrite). */
@@ -612,7 +623,8 @@ export class OverlayFs implements WorkspaceFs {
     this.listeners.clear();
   }
 
-  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[], beforeReplace?: BeforeReplaceHook): Promise<ApplyResult> {
+  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[], beforeReplace?: BeforeReplaceHook, redoDir?: string): Promise<ApplyResult> {
+    const logDir = redoDir ?? this.options.redoDir;
     const input = {
       root: this.root,
       overlayId: this.id,
@@ -624,12 +636,18 @@ export class OverlayFs implements WorkspaceFs {
       fs: this.applyFs,
       onStep: this.options.onApplyStep,
       ...(beforeReplace ? { beforeReplace } : {}),
+      ...(logDir ? { redoDir: logDir } : {}),
+      ...(this.options.pid !== undefined ? { pid: this.options.pid } : {}),
     };
     let applied: string[];
     try {
       // Held from the first check to the last rename: a second window's accept of the same file
       // then checks against this one's result and reports a conflict instead of replacing it.
-      const result = await this.workspaceLock.hold(() => applyEntries(input));
+      // An earlier accept's (or undo's) flush finishes first: its log must be gone before this one checks.
+      const result = await this.workspaceLock.hold(async () => {
+        await flushed(this.root);
+        return applyEntries(input);
+      });
       applied = result.applied;
       await this.afterApply(applied, deletedDirs);
       return result;

@@ -25,7 +25,7 @@ export type SpeculationStatus = 'running' | 'completed' | 'boundary' | 'aborted'
 export interface SpeculationOverlay extends WorkspaceFs {
   readonly id: string;
   writtenFiles(): { path: string; kind: 'modified' | 'created' | 'deleted' }[];
-  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook }): Promise<ApplyResult>;
+  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook; redoDir?: string }): Promise<ApplyResult>;
   cleanup(): Promise<void>;
   /** What a sandboxed command sees of the speculation, and how its changes come back (SANDBOX.md). */
   sandboxLayer(): Promise<SandboxLayer>;
@@ -485,7 +485,8 @@ export class Speculation {
     if (!this.overlay) return { applied: [], conflicts: [] };
     const { checkpoint, ...applyOptions } = options;
     const beforeReplace = checkpoint ? checkpointHook(checkpoint, new Set(options.overwrite ?? [])) : undefined;
-    return this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace ? { beforeReplace } : {}) });
+    // The checkpoint's folder holds the accept's redo log: its before-state rides in the same append.
+    return this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace && checkpoint ? { beforeReplace, redoDir: checkpoint.redoDir } : {}) });
   }
 
   /**

@@ -35,7 +35,7 @@ describe('checkpoints: crash recovery', () => {
   it('a crash while staging the undo is rolled back at the next start; undo then works', async () => {
     const id = await change(box);
     const changed = await snapshot(box.ws);
-    const dying = await box.reopen({ pid: 4_000_001, isProcessAlive: () => true, onRestoreStep: crashAt('staged', 2) });
+    const dying = await box.reopen({ pid: 4_000_001, isProcessAlive: () => true, onRestoreStep: crashAt('staged', 2), commitWith: 'journal' });
     await assert.rejects(dying.undo(id), /simulated crash/);
     assert.ok((await undoTemps(box.ws)).length >= 2, 'the crash leaves its temps (those staged at once with it too)');
     const next = await box.reopen();
@@ -77,7 +77,7 @@ describe('checkpoints: crash recovery', () => {
 
   it('an undo in flight in a live process makes a second one wait; a dead one is recovered first', async () => {
     const id = await change(box);
-    const dying = await box.reopen({ pid: 4_000_004, isProcessAlive: () => true, onRestoreStep: crashAt('staged', 1) });
+    const dying = await box.reopen({ pid: 4_000_004, isProcessAlive: () => true, onRestoreStep: crashAt('staged', 1), commitWith: 'journal' });
     await assert.rejects(dying.undo(id), /simulated crash/);
     const sameMachine = await box.reopen({ isProcessAlive: (pid) => pid === 4_000_004 });
     const busy = await sameMachine.undo(id);
@@ -90,7 +90,7 @@ describe('checkpoints: crash recovery', () => {
   it('a disk that refuses a temp while staging leaves the workspace exactly as it was', async () => {
     const id = await change(box);
     const changed = await snapshot(box.ws);
-    const full = await box.reopen({ fs: faultyFs('writeDurable', /\/\.b\.txt\.speculate-undo-/, 'ENOSPC'), isProcessAlive: () => true });
+    const full = await box.reopen({ fs: faultyFs('writeDurable', /\/\.b\.txt\.speculate-undo-/, 'ENOSPC'), isProcessAlive: () => true, commitWith: 'journal' });
     await assert.rejects(full.undo(id), (error: unknown) => error instanceof RestoreError && /preparing "b\.txt" \(ENOSPC\); no file in the workspace was changed/.test(error.message));
     assert.deepEqual(await snapshot(box.ws), changed);
     assert.deepEqual(await undoTemps(box.ws), []);

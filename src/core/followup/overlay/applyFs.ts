@@ -4,6 +4,7 @@ import { constants as fsConstants } from 'node:fs';
 import { lstat, mkdir, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
 import { closeFd, fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+import type { RedoFs } from '../../fs/redoRecovery';
 
 const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
 
@@ -29,7 +30,7 @@ export interface DurableWriteOptions {
   owner?: { uid: number; gid: number };
 }
 
-export interface ApplyFs {
+export interface ApplyFs extends RedoFs {
   readFile(absolute: string): Promise<Uint8Array>;
   /** Does not follow a final symlink; undefined when nothing is there. */
   lstat(absolute: string): Promise<ApplyFsStat | undefined>;
@@ -55,6 +56,30 @@ function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
+/**
+ * Creates `destination` (which must not exist) with `data`. O_EXCL: never clobber something that
+ * appeared under the temp name (nor follow a symlink there). Created with the default mode (umask
+ * applies), which is what a new file gets; an existing file's mode is set explicitly. Plain
+ * descriptors, no FileHandle: open, write, close, plus a chown or chmod only when asked for, and
+ * the fsync only when `sync` (a redo log's commit already made the bytes durable).
+ */
+async function createNew(destination: string, data: Uint8Array, options: DurableWriteOptions & { sync: boolean }): Promise<void> {
+  const fd = await openFd(destination, CREATE_NEW);
+  try {
+    await writeAllFd(fd, data);
+    const owner = options.owner;
+    // Owner before mode: chown clears set-id bits.
+    if (owner && (owner.uid !== processIds.uid || owner.gid !== processIds.gid)) await fchownFd(fd, owner.uid, owner.gid);
+    if (options.mode !== undefined) await fchmodFd(fd, options.mode);
+    if (options.sync) await fsyncFd(fd);
+  } catch (error) {
+    await closeFd(fd).catch(() => undefined);
+    await unlink(destination).catch(() => undefined);
+    throw error;
+  }
+  await closeFd(fd);
+}
+
 /** The real implementation on node:fs. */
 export const nodeApplyFs: ApplyFs = {
   async readFile(absolute) {
@@ -70,25 +95,19 @@ export const nodeApplyFs: ApplyFs = {
       throw error;
     }
   },
-  async writeDurable(destination, data, options = {}) {
-    // O_EXCL: never clobber something that appeared under the temp name (nor follow a symlink
-    // there). Created with the default mode (umask applies), which is what a new file gets; an
-    // existing file's mode is set explicitly. Plain descriptors, no FileHandle: open, write, fsync and
-    // close, plus a chown or chmod only when asked for.
-    const fd = await openFd(destination, CREATE_NEW);
+  writeDurable(destination, data, options = {}) {
+    return createNew(destination, typeof data === 'string' ? Buffer.from(data) : data, { ...options, sync: true });
+  },
+  createFile(destination, data, options) {
+    return createNew(destination, data, options);
+  },
+  async fsyncFile(absolute) {
+    const fd = await openFd(absolute, fsConstants.O_RDONLY);
     try {
-      await writeAllFd(fd, typeof data === 'string' ? Buffer.from(data) : data);
-      const owner = options.owner;
-      // Owner before mode: chown clears set-id bits.
-      if (owner && (owner.uid !== processIds.uid || owner.gid !== processIds.gid)) await fchownFd(fd, owner.uid, owner.gid);
-      if (options.mode !== undefined) await fchmodFd(fd, options.mode);
       await fsyncFd(fd);
-    } catch (error) {
-      await closeFd(fd).catch(() => undefined);
-      await unlink(destination).catch(() => undefined);
-      throw error;
+    } finally {
+      await closeFd(fd);
     }
-    await closeFd(fd);
   },
   async rename(from, to) {
     await rename(from, to);

@@ -6,6 +6,9 @@ import { resolveInsideWorkspace, toAbsolute } from '../../fs/paths';
 import { describeNoSpace, isNoSpace } from '../../fs/diskSpace';
 import { replaceRefusal } from '../../fs/atomicWrite';
 import { errorCode, processIds, type ApplyFs, type ApplyFsStat } from './applyFs';
+import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, redoLogName, type RedoPlan, type RedoStep } from '../../fs/redoLog';
+import { trackFlush } from '../../fs/pendingFlush';
+import { fsyncFolderIfThere } from '../../fs/redoRecovery';
 import { removeJournal, tempPathFor, writeJournal, type ApplyJournal, type FileExpectation, type JournalStep } from './applyJournal';
 import { FolderChecks, folderOf, type FolderState } from './applyFolders';
 import { readBlob } from './blobs';
@@ -51,7 +54,7 @@ export interface ApplyResult {
 }
 
 /** Observes progress; a throw from it stops the accept on the spot, like a crash (tests only). */
-export type ApplyStepHook = (event: { phase: 'staged' | 'committed'; path: string; index: number }) => void;
+export type ApplyStepHook = (event: { phase: 'staged' | 'logged' | 'committed'; path: string; index: number }) => void;
 
 /** One file the accept is about to replace or delete, as its journal knows it. */
 export interface ReplaceStep {
@@ -68,7 +71,22 @@ export interface ReplaceStep {
  * of the temps; the commit waits for it. A throw stops the accept with nothing changed; `refused`
  * paths (their state could not be saved) are left as they are, as conflicts.
  */
-export type BeforeReplaceHook = (plan: { steps: ReplaceStep[]; createdDirs: readonly string[]; removedDirs: readonly string[] }) => Promise<{ refused?: readonly string[] } | void>;
+export type BeforeReplaceHook = (plan: {
+  steps: ReplaceStep[];
+  createdDirs: readonly string[];
+  removedDirs: readonly string[];
+  /** The accept commits with a redo log: save without fsync and hand back what the log must hold. */
+  unsynced?: boolean;
+}) => Promise<{ refused?: readonly string[]; deferred?: DeferredSave } | void>;
+
+/** What a save made without fsync puts into the redo log, and how it is made durable after Tab. */
+export interface DeferredSave {
+  meta: unknown;
+  chunks: Uint8Array[];
+  sync(): Promise<void>;
+}
+
+
 
 export interface ApplyInput {
   root: string;
@@ -82,6 +100,14 @@ export interface ApplyInput {
   fs: ApplyFs;
   onStep?: ApplyStepHook;
   beforeReplace?: BeforeReplaceHook;
+  /**
+   * The state folder the accept's redo log goes in: then one fsync of the log is the commit point,
+   * temps are renamed without fsync and flushed after the result is on screen. Without it the
+   * journal in the overlay folder and a fsync per temp are used (nothing durable to keep a log in).
+   */
+  redoDir?: string;
+  /** The process named in the redo log (recovery leaves a live one's log alone); this one by default. */
+  pid?: number;
 }
 
 /** An accept that could not finish; names the files and says what did get applied. */
@@ -279,9 +305,12 @@ export async function findConflicts(input: CheckInput, entries: ReadonlyMap<stri
  */
 const CONCURRENCY = 16;
 
+/** Whose disk failed: the workspace's, the overlay's (temp folder), or the state folder holding the redo log. */
+type StorageSide = 'workspace' | 'overlay' | 'state';
+
 /** A per-file failure carried out of the worker pool with the file it belongs to. */
 class StepFailure extends Error {
-  constructor(readonly path: string, override readonly cause: unknown, readonly side: 'workspace' | 'overlay' = 'workspace') {
+  constructor(readonly path: string, override readonly cause: unknown, readonly side: StorageSide = 'workspace') {
     super(path);
   }
 }
@@ -295,10 +324,10 @@ function describeCode(error: unknown): string {
   return errorCode(error) ?? (error instanceof Error ? error.name : 'unknown error');
 }
 
-async function rollBackStaging(input: ApplyInput, staged: PlannedStep[], createdDirs: string[]): Promise<void> {
+async function rollBackStaging(input: ApplyInput, staged: PlannedStep[], createdDirs: string[], journal = true): Promise<void> {
   await Promise.all(staged.map((step) => (step.temp ? input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined) : undefined)));
   for (const dir of [...createdDirs].reverse()) await input.fs.rmdirIfEmpty(toAbsolute(input.root, dir)).catch(() => false);
-  await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
+  if (journal) await removeJournal(input.fs, input.overlayDir).catch(() => undefined);
 }
 
 /** Removes the emptied folders below (and including) each deleted folder; never follows symlinks. */
@@ -379,7 +408,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
 
   // The checkpoint saves what is about to be replaced while the temps are staged; the commit waits for it.
   const beforeReplace = input.beforeReplace;
-  const saving = beforeReplace
+  const saving: Promise<Saved> = beforeReplace
     ? Promise.all(plan.map((step) => (step.entry.kind === 'written' ? step.entry.sha256 : undefined)))
         .then((hashes) =>
           beforeReplace({
@@ -391,14 +420,66 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
             })),
             createdDirs: dirs,
             removedDirs: input.deletedDirs,
+            ...(input.redoDir ? { unsynced: true } : {}),
           }),
         )
         .then(
-          (answer) => ({ ok: true as const, refused: new Set(answer?.refused ?? []) }),
+          (answer) => ({ ok: true as const, refused: new Set(answer?.refused ?? []), deferred: answer?.deferred }),
           (error: unknown) => ({ ok: false as const, error }),
         )
-    : Promise.resolve({ ok: true as const, refused: new Set<string>() });
+    : Promise.resolve({ ok: true as const, refused: new Set<string>(), deferred: undefined });
+  const context: StagingContext = { plan, dirs, applied, conflicts, folders, saving, journal };
+  return input.redoDir ? applyWithRedoLog(input, input.redoDir, context) : applyWithJournal(input, context);
+}
 
+type Saved = { ok: true; refused: Set<string>; deferred: DeferredSave | undefined } | { ok: false; error: unknown };
+
+interface StagingContext {
+  plan: PlannedStep[];
+  /** Folders to create, parents first. */
+  dirs: string[];
+  applied: string[];
+  conflicts: Conflict[];
+  folders: FolderChecks;
+  saving: Promise<Saved>;
+  journal: ApplyJournal;
+}
+
+function savingFailed(saved: Extract<Saved, { ok: false }>, plan: PlannedStep[], applied: string[], conflicts: Conflict[]): OverlayApplyError {
+  const code = describeCode(saved.error);
+  return new OverlayApplyError(
+    `Accepting the speculation failed: the checkpoint that undoes it could not be saved (${saved.error instanceof Error ? saved.error.message : code}); no file in the workspace was changed. Free disk space for the extension's storage, then accept again.`,
+    plan[0].path,
+    applied,
+    [{ path: plan[0].path, code }],
+    conflicts,
+  );
+}
+
+/** The steps whose before-state the checkpoint could not save (it changed at that moment) become conflicts. */
+function dropRefused(plan: PlannedStep[], saved: Extract<Saved, { ok: true }>, refused: Set<PlannedStep>, conflicts: Conflict[]): PlannedStep[] {
+  for (const step of plan) {
+    if (!saved.refused.has(step.path) || refused.has(step)) continue;
+    refused.add(step);
+    conflicts.push(conflict(step.path, step.expect.exists ? 'modified' : 'created', step.action === 'delete'));
+  }
+  return plan.filter((step) => !refused.has(step));
+}
+
+async function createDirs(input: ApplyInput, dirs: readonly string[]): Promise<{ failed: string; error: unknown } | undefined> {
+  for (const dir of dirs) {
+    try {
+      await input.fs.mkdir(toAbsolute(input.root, dir));
+    } catch (error) {
+      return { failed: dir, error };
+    }
+  }
+  return undefined;
+}
+
+/** The accept of issue 23 and before: a journal in the overlay folder, each temp fsync'd before the commit. */
+async function applyWithJournal(input: ApplyInput, context: StagingContext): Promise<ApplyResult> {
+  const { plan, dirs, applied, conflicts, folders, saving, journal } = context;
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
   const staged: PlannedStep[] = [];
   const needed = plan.reduce((sum, step) => sum + (step.entry.kind === 'written' ? step.entry.size : 0), 0);
@@ -408,16 +489,11 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     await rollBackStaging(input, staged, dirs);
     throw await stagingError(input, plan[0].path, error, 'overlay', needed, applied, conflicts);
   }
-  let current = plan[0].path;
-  try {
-    for (const dir of dirs) {
-      current = dir;
-      await input.fs.mkdir(toAbsolute(input.root, dir));
-    }
-  } catch (error) {
+  const mkdirFailure = await createDirs(input, dirs);
+  if (mkdirFailure) {
     await saving;
     await rollBackStaging(input, staged, dirs);
-    throw await stagingError(input, current, error, 'workspace', needed, applied, conflicts);
+    throw await stagingError(input, mkdirFailure.failed, mkdirFailure.error, 'workspace', needed, applied, conflicts);
   }
   const refused = new Set<PlannedStep>();
   // Each folder is looked at again right before its temps go in: one swapped for a symlink since the check must not lead out.
@@ -431,13 +507,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
         return;
       }
       if (step.entry.kind !== 'written' || !step.temp) return;
-      let data: Uint8Array;
-      try {
-        data = await readBlob(input.blobPath(step.entry.blob), step.entry.size);
-      } catch (error) {
-        // The overlay's own copy is unreadable: nothing the live path would meet.
-        throw new StepFailure(step.path, error, 'overlay');
-      }
+      const data = await overlayBytes(input, step);
       try {
         const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
         await input.fs.writeDurable(toAbsolute(input.root, step.temp), data, { mode: step.entry.mode, owner });
@@ -457,22 +527,9 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
   const saved = await saving;
   if (!saved.ok) {
     await rollBackStaging(input, staged, dirs);
-    const code = describeCode(saved.error);
-    throw new OverlayApplyError(
-      `Accepting the speculation failed: the checkpoint that undoes it could not be saved (${saved.error instanceof Error ? saved.error.message : code}); no file in the workspace was changed. Free disk space for the extension's storage, then accept again.`,
-      plan[0].path,
-      applied,
-      [{ path: plan[0].path, code }],
-      conflicts,
-    );
+    throw savingFailed(saved, plan, applied, conflicts);
   }
-  for (const step of plan) {
-    // Its state before could not be saved (it changed at that moment): the user's version stays.
-    if (!saved.refused.has(step.path) || refused.has(step)) continue;
-    refused.add(step);
-    conflicts.push(conflict(step.path, step.expect.exists ? 'modified' : 'created', step.action === 'delete'));
-  }
-  const commit = plan.filter((step) => !refused.has(step));
+  const commit = dropRefused(plan, saved, refused, conflicts);
   try {
     const committing = new Set(commit);
     await writeJournal(input.fs, input.overlayDir, { ...journal, phase: 'committing', steps: journal.steps.filter((_, i) => committing.has(plan[i])) });
@@ -480,12 +537,188 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     await rollBackStaging(input, staged, dirs);
     throw await stagingError(input, plan[0].path, error, 'overlay', needed, applied, conflicts);
   }
+  const { failed, touchedDirs } = await commitSteps(input, commit, staging.nextPhase(), applied, conflicts);
+  // One fsync per touched folder, all at once, before the journal goes: the renames are durable first.
+  await Promise.all([...touchedDirs].map((dir) => input.fs.fsyncDirectory(dir).catch(() => undefined)));
+  // A journal left behind is harmless: its temps are gone and every step re-checks its expectation.
+  await removeJournal(input.fs, input.overlayDir, { committed: true }).catch(() => undefined);
+  return finishApply(input, applied, conflicts, failed);
+}
 
-  // Committing: each rename replaces one whole file; a late change by the user still wins. One at a
-  // time and in order, so a crash leaves a prefix committed; each folder is looked at again once.
+/** The overlay's copy of a written file; its failure is the overlay's, nothing the live path would meet. */
+async function overlayBytes(input: ApplyInput, step: PlannedStep): Promise<Uint8Array> {
+  if (step.entry.kind !== 'written') throw new Error('only written entries have bytes');
+  try {
+    return await readBlob(input.blobPath(step.entry.blob), step.entry.size);
+  } catch (error) {
+    throw new StepFailure(step.path, error, 'overlay');
+  }
+}
+
+/**
+ * Issue 28: one redo log in the state folder holds the plan, the new bytes of every small file and
+ * the checkpoint's before-state; its fsync (and its folder's) is the commit point. Before it nothing
+ * the user sees changed; after it the temps are written and renamed without fsync, the user sees the
+ * result, and the flush (each renamed file and touched folder, then the log's removal) runs after,
+ * off the wait. A crash or power cut after the commit point is rolled forward from the log.
+ */
+async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: StagingContext): Promise<ApplyResult> {
+  const { plan, dirs, applied, conflicts, folders, saving } = context;
+  const needed = plan.reduce((sum, step) => sum + (step.entry.kind === 'written' ? step.entry.size : 0), 0);
+  const logPath = path.join(redoDir, redoLogName(`accept-${input.overlayId}-${randomBytes(4).toString('hex')}`));
+  const staged: PlannedStep[] = [];
+  const bytes = new Map<PlannedStep, Uint8Array>();
+  const largeDirs = new Set<string>();
+  const refused = new Set<PlannedStep>();
+  const undoStaging = async () => {
+    await rollBackStaging(input, staged, dirs, false);
+  };
+  const mkdirFailure = await createDirs(input, dirs);
+  if (mkdirFailure) {
+    await saving;
+    await undoStaging();
+    throw await stagingError(input, mkdirFailure.failed, mkdirFailure.error, 'workspace', needed, applied, conflicts);
+  }
+  const staging = folders.nextPhase();
+  try {
+    // Small files' bytes are read for the log; a large one is staged durably now, as before.
+    await forEachLimited(plan, CONCURRENCY, async (step, index) => {
+      const unsafe = await leadsElsewhere(input, staging, step.path);
+      if (unsafe) {
+        refused.add(step);
+        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
+        return;
+      }
+      if (step.entry.kind !== 'written' || !step.temp) return;
+      const data = await overlayBytes(input, step);
+      if (data.byteLength <= REDO_LOG_MAX_FILE_BYTES) {
+        bytes.set(step, data);
+        return;
+      }
+      try {
+        const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
+        await input.fs.createFile(toAbsolute(input.root, step.temp), data, { mode: step.entry.mode, owner, sync: true });
+        staged.push(step);
+        largeDirs.add(path.dirname(toAbsolute(input.root, step.temp)));
+      } catch (error) {
+        throw new StepFailure(step.path, error, 'workspace');
+      }
+      input.onStep?.({ phase: 'staged', path: step.path, index });
+    });
+    // A large temp's name must survive a power cut as well as its bytes: the log points at it.
+    await Promise.all([...largeDirs].map(async (dir) => {
+      try {
+        await input.fs.fsyncDirectory(dir);
+      } catch (error) {
+        throw new StepFailure(plan[0].path, error, 'workspace');
+      }
+    }));
+  } catch (error) {
+    if (!(error instanceof StepFailure)) throw error;
+    await saving;
+    await undoStaging();
+    throw await stagingError(input, error.path, error.cause, error.side, needed, applied, conflicts);
+  }
+  const saved = await saving;
+  if (!saved.ok) {
+    await undoStaging();
+    throw savingFailed(saved, plan, applied, conflicts);
+  }
+  const commit = dropRefused(plan, saved, refused, conflicts);
+  const hashes = await Promise.all(commit.map((step) => (step.entry.kind === 'written' ? step.entry.sha256 : undefined)));
+  const body: Uint8Array[] = [];
+  let offset = 0;
+  const steps: RedoStep[] = commit.map((step, index) => {
+    const base: RedoStep = { path: step.path, action: step.action, expect: step.expect };
+    if (step.entry.kind !== 'written' || !step.temp) return base;
+    const data = bytes.get(step);
+    const written: RedoStep = { ...base, temp: step.temp, after: { sha256: hashes[index] ?? '', size: step.entry.size, ...(step.entry.mode !== undefined ? { mode: step.entry.mode } : {}) } };
+    if (!data) return written;
+    body.push(data);
+    offset += data.byteLength;
+    return { ...written, data: { offset: offset - data.byteLength, length: data.byteLength } };
+  });
+  const deferred = saved.deferred;
+  const redoPlan: RedoPlan = {
+    version: 1,
+    kind: 'accept',
+    pid: input.pid ?? process.pid,
+    workspaceRoot: input.root,
+    steps,
+    createdDirs: dirs,
+    ...(deferred ? { meta: { checkpoint: deferred.meta, at: offset } } : {}),
+  };
+  if (deferred) body.push(...deferred.chunks);
+  // The log is written, then made durable while the small temps are written beside their targets
+  // (invisible until renamed): the commit point is the log's fsync and its folder's.
+  const smallSteps = commit.filter((step) => bytes.has(step));
+  let logWritten = false;
+  try {
+    await input.fs.createFile(logPath, encodeRedoLog(redoPlan, body), { mode: 0o600, sync: false });
+    logWritten = true;
+  } catch (error) {
+    await undoStaging();
+    throw await stagingError(input, plan[0].path, error, 'state', needed, applied, conflicts);
+  }
+  const durable = (async () => {
+    await input.fs.fsyncFile(logPath);
+    await input.fs.fsyncDirectory(redoDir);
+  })();
+  durable.catch(() => undefined);
+  try {
+    await forEachLimited(smallSteps, CONCURRENCY, async (step, index) => {
+      const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
+      try {
+        await input.fs.createFile(toAbsolute(input.root, step.temp!), bytes.get(step)!, { mode: step.entry.kind === 'written' ? step.entry.mode : undefined, owner, sync: false });
+      } catch (error) {
+        throw new StepFailure(step.path, error, 'workspace');
+      }
+      staged.push(step);
+      input.onStep?.({ phase: 'staged', path: step.path, index });
+    });
+    try {
+      await durable;
+    } catch (error) {
+      throw new StepFailure(plan[0].path, error, 'state');
+    }
+  } catch (error) {
+    if (!(error instanceof StepFailure)) throw error;
+    // Not committed: the log goes first (so no recovery completes what is being undone), then the temps.
+    if (logWritten) await dropLog(input, logPath, redoDir).catch(() => undefined);
+    await undoStaging();
+    throw await stagingError(input, error.path, error.cause, error.side, needed, applied, conflicts);
+  }
+  input.onStep?.({ phase: 'logged', path: plan[0].path, index: -1 });
+  const { failed, touchedDirs, renamed } = await commitSteps(input, commit, staging.nextPhase(), applied, conflicts);
+  // Off the wait: every renamed file, then each folder whose entries changed, then the checkpoint's
+  // own files; only then may the log go. A failure leaves the log for the next start to roll forward.
+  for (const dir of dirs) touchedDirs.add(path.dirname(toAbsolute(input.root, dir)));
+  const flush = (async () => {
+    await forEachLimited(renamed, FLUSH_CONCURRENCY, (file) => input.fs.fsyncFile(file));
+    await Promise.all([...touchedDirs].map((dir) => fsyncFolderIfThere(input.fs, dir)));
+    await deferred?.sync();
+    await dropLog(input, logPath, redoDir);
+  })();
+  trackFlush(input.root, flush);
+  return finishApply(input, applied, conflicts, failed);
+}
+
+/** How many renamed files the flush fsyncs at once: the disk batches concurrent flushes. */
+const FLUSH_CONCURRENCY = 32;
+
+async function dropLog(input: ApplyInput, logPath: string, redoDir: string): Promise<void> {
+  await input.fs.unlink(logPath);
+  await input.fs.fsyncDirectory(redoDir);
+}
+
+/**
+ * Committing: each rename replaces one whole file; a late change by the user still wins. One at a
+ * time and in order, so a crash leaves a prefix committed; each folder is looked at again once.
+ */
+async function commitSteps(input: ApplyInput, commit: PlannedStep[], committingFolders: FolderChecks, applied: string[], conflicts: Conflict[]) {
   const failed: { path: string; code: string }[] = [];
   const touchedDirs = new Set<string>();
-  const committingFolders = staging.nextPhase();
+  const renamed: string[] = [];
   // The last-moment look at the next file is already under way while the current one is renamed.
   const lookAt = (step: PlannedStep) => {
     const look = (async () => (await leadsElsewhere(input, committingFolders, step.path)) ?? ((await unchangedSinceCheck(input, step.path, step.seen, step.expect)) ? 'unchanged' : 'changed'))();
@@ -505,8 +738,10 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
       } else if (state !== 'unchanged') {
         conflicts.push(conflict(step.path, state ?? 'path-changed', step.action === 'delete'));
       } else {
-        if (step.temp) await input.fs.rename(toAbsolute(input.root, step.temp), target);
-        else await input.fs.unlink(target);
+        if (step.temp) {
+          await input.fs.rename(toAbsolute(input.root, step.temp), target);
+          renamed.push(target);
+        } else await input.fs.unlink(target);
         committed = true;
         applied.push(step.path);
         touchedDirs.add(path.dirname(target));
@@ -517,12 +752,11 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
     if (step.temp && !committed) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
     input.onStep?.({ phase: 'committed', path: step.path, index });
   }
-  // One fsync per touched folder, all at once, before the journal goes: the renames are durable first.
-  await Promise.all([...touchedDirs].map((dir) => input.fs.fsyncDirectory(dir).catch(() => undefined)));
-  // A journal left behind is harmless: its temps are gone and every step re-checks its expectation.
-  await removeJournal(input.fs, input.overlayDir, { committed: true }).catch(() => undefined);
-  await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
+  return { failed, touchedDirs, renamed };
+}
 
+async function finishApply(input: ApplyInput, applied: string[], conflicts: Conflict[], failed: { path: string; code: string }[]): Promise<ApplyResult> {
+  await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
   if (failed.length > 0) {
     const first = failed[0];
     const others = failed.length > 1 ? ` and ${failed.length - 1} more file(s)` : '';
@@ -555,11 +789,13 @@ const WORKSPACE_REFUSALS: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'ER
  * The error of a staging failure, in words: which disk is full and how much the accept needed, a
  * read-only disk, a folder without permission, or the overlay's own storage failing.
  */
-async function stagingError(input: ApplyInput, file: string, error: unknown, side: 'workspace' | 'overlay', neededBytes: number, applied: string[], conflicts: Conflict[]): Promise<OverlayApplyError> {
+async function stagingError(input: ApplyInput, file: string, error: unknown, side: StorageSide, neededBytes: number, applied: string[], conflicts: Conflict[]): Promise<OverlayApplyError> {
   const code = describeCode(error);
   const unchanged = 'no file in the workspace was changed';
   let why: string;
-  if (side === 'overlay') {
+  if (side === 'state') {
+    why = `the extension's storage could not hold the record of this accept (${code}); ${unchanged}. Free disk space for the extension's storage, then accept again`;
+  } else if (side === 'overlay') {
     why = `the speculation's own copy could not be ${code === 'ENOSPC' || code === 'EDQUOT' ? 'saved: the temp folder is full' : `read (${code})`}; ${unchanged}. Run the request again`;
   } else if (isNoSpace(code)) {
     why = `${await describeNoSpace(path.dirname(toAbsolute(input.root, file)), neededBytes)}; ${unchanged}. Free some space, then accept again`;

@@ -1,0 +1,147 @@
+// The redo log of one accept (or undo): the plan and every new byte in one file whose fsync is the
+// commit point. Framed with lengths and SHA-256 so a log torn by a crash is told from a whole one.
+import { createHash } from 'node:crypto';
+import * as path from 'node:path';
+
+/**
+ * Files up to this size go through the redo log (their bytes in it, one fsync for all); larger ones
+ * keep temp + fsync + rename, whose fsyncs overlap and would only double the bytes written in a log.
+ * Measured in bench engine-accept (see bench/RESULTS.md, issue 28).
+ */
+export const REDO_LOG_MAX_FILE_BYTES = 256 * 1024;
+
+/** What a real file held when the change checked it; recovery writes only over exactly that. */
+export type RedoExpectation = { exists: false } | { exists: true; sha256: string; size: number };
+
+export interface RedoStep {
+  /** Workspace-relative POSIX path of the real file. */
+  path: string;
+  action: 'write' | 'delete';
+  expect: RedoExpectation;
+  /** What a write leaves (content and mode); recovery tells a step already done by it. */
+  after?: { sha256: string; size: number; mode?: number };
+  /** Where the new bytes are in the log's body (small files). */
+  data?: { offset: number; length: number };
+  /**
+   * The workspace-relative temp the step renames (every write): holding the new bytes durably
+   * before the commit point for a large file (no `data`), written after it for a small one.
+   */
+  temp?: string;
+}
+
+export interface RedoPlan {
+  version: 1;
+  /** Which change this is: recovery of an undo or redo also settles its checkpoint's record. */
+  kind: 'accept' | 'undo' | 'redo';
+  /** The process that wrote it; a live process's log is its own business. */
+  pid: number;
+  /** Realpath of the workspace the paths belong to. */
+  workspaceRoot: string;
+  steps: RedoStep[];
+  /** Folders made for new files (parents first). */
+  createdDirs: string[];
+  /** What the owner of the change needs to finish it on recovery (a checkpoint record, an undo journal); opaque here. */
+  meta?: unknown;
+}
+
+const MAGIC = Buffer.from('SPECREDO1\n', 'latin1');
+const HASH_BYTES = 32;
+
+function digest(...parts: Uint8Array[]): Buffer {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+}
+
+/**
+ * The bytes of a log: magic, header length, header JSON, header hash, body length, body, and the
+ * hash of everything before it. The header has its own hash so a torn log still names its temps.
+ */
+export function encodeRedoLog(plan: RedoPlan, body: readonly Uint8Array[]): Buffer {
+  const header = Buffer.from(JSON.stringify(plan), 'utf8');
+  const headerLength = Buffer.alloc(4);
+  headerLength.writeUInt32BE(header.length);
+  const bodyLength = Buffer.alloc(8);
+  bodyLength.writeBigUInt64BE(BigInt(body.reduce((sum, part) => sum + part.byteLength, 0)));
+  const front = [MAGIC, headerLength, header, digest(header), bodyLength, ...body];
+  return Buffer.concat([...front, digest(...front)]);
+}
+
+export type DecodedRedoLog =
+  /** Whole: the change is committed and must be completed. */
+  | { committed: true; plan: RedoPlan; body: Buffer }
+  /** Torn or damaged: never acted on, beyond removing the temps its (whole) header names. */
+  | { committed: false; plan: RedoPlan | undefined };
+
+function isRelativePosix(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') && !value.split('/').some((part) => part === '..' || part === '' || part === '.');
+}
+
+function isExpectation(value: unknown): value is RedoExpectation {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return v.exists === false || (v.exists === true && typeof v.sha256 === 'string' && typeof v.size === 'number');
+}
+
+function isStep(value: unknown, bodyLength: number | undefined): value is RedoStep {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  if (!isRelativePosix(v.path) || !isExpectation(v.expect) || (v.action !== 'write' && v.action !== 'delete')) return false;
+  if (v.temp !== undefined && (!isRelativePosix(v.temp) || path.posix.dirname(v.temp) !== path.posix.dirname(v.path))) return false;
+  if (v.action === 'delete') return v.data === undefined && v.temp === undefined;
+  const after = v.after as Record<string, unknown> | undefined;
+  if (!after || typeof after.sha256 !== 'string' || typeof after.size !== 'number' || (after.mode !== undefined && typeof after.mode !== 'number')) return false;
+  if (v.temp === undefined) return false;
+  if (v.data === undefined) return true;
+  const data = v.data as Record<string, unknown>;
+  if (!Number.isSafeInteger(data.offset) || !Number.isSafeInteger(data.length) || (data.offset as number) < 0 || data.length !== after.size) return false;
+  return bodyLength === undefined || (data.offset as number) + (data.length as number) <= bodyLength;
+}
+
+function parsePlan(text: string, bodyLength: number | undefined): RedoPlan | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const v = value as Record<string, unknown>;
+  const valid =
+    v.version === 1 &&
+    (v.kind === 'accept' || v.kind === 'undo' || v.kind === 'redo') &&
+    typeof v.pid === 'number' &&
+    typeof v.workspaceRoot === 'string' &&
+    path.isAbsolute(v.workspaceRoot) &&
+    Array.isArray(v.steps) &&
+    v.steps.every((step) => isStep(step, bodyLength)) &&
+    Array.isArray(v.createdDirs) &&
+    v.createdDirs.every(isRelativePosix);
+  return valid ? (value as RedoPlan) : undefined;
+}
+
+/** Reads a log's bytes; anything short of a whole, matching log is uncommitted. */
+export function decodeRedoLog(bytes: Buffer): DecodedRedoLog {
+  const headerAt = MAGIC.length + 4;
+  if (bytes.length < headerAt || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return { committed: false, plan: undefined };
+  const headerLength = bytes.readUInt32BE(MAGIC.length);
+  const bodyLengthAt = headerAt + headerLength + HASH_BYTES;
+  if (bytes.length < bodyLengthAt) return { committed: false, plan: undefined };
+  const header = bytes.subarray(headerAt, headerAt + headerLength);
+  const headerWhole = digest(header).equals(bytes.subarray(headerAt + headerLength, bodyLengthAt));
+  const torn = (): DecodedRedoLog => ({ committed: false, plan: headerWhole ? parsePlan(header.toString('utf8'), undefined) : undefined });
+  if (!headerWhole || bytes.length < bodyLengthAt + 8) return torn();
+  const bodyLength = Number(bytes.readBigUInt64BE(bodyLengthAt));
+  const bodyAt = bodyLengthAt + 8;
+  if (bytes.length !== bodyAt + bodyLength + HASH_BYTES) return torn();
+  if (!digest(bytes.subarray(0, bodyAt + bodyLength)).equals(bytes.subarray(bodyAt + bodyLength))) return torn();
+  const plan = parsePlan(header.toString('utf8'), bodyLength);
+  return plan ? { committed: true, plan, body: bytes.subarray(bodyAt, bodyAt + bodyLength) } : { committed: false, plan: undefined };
+}
+
+/** The file name of a log: the kind and a unique id; recovery reads every `*.redo` in the folder. */
+export const REDO_SUFFIX = '.redo';
+
+export function redoLogName(prefix: string): string {
+  return `${prefix}${REDO_SUFFIX}`;
+}
