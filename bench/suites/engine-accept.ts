@@ -9,6 +9,9 @@ import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../src/core/fs/nodeWorkspaceFs';
 import { OverlayFs } from '../../src/core/followup/overlayFs';
 import { RACY_WINDOW_MS } from '../../src/core/followup/overlay/observations';
+import { CheckpointStore } from '../../src/core/checkpoints';
+import { checkpointHook } from '../../src/core/followup/acceptCheckpoint';
+import { flushed } from '../../src/core/fs/pendingFlush';
 import type { Figure } from '../types';
 
 const KB = 1024;
@@ -65,8 +68,11 @@ async function prepareAccept({ count, size, fresh }: { count: number; size: numb
   await mkdir(tmpRoot, { recursive: true });
   await writeTree(ws, count, size);
   if (!fresh) await sleep(RACY_WINDOW_MS + 200);
+  const redoDir = path.join(scratch, `${name}-state`);
+  await mkdir(redoDir, { recursive: true });
   const base = await NodeWorkspaceFs.open(ws);
-  const overlay = await OverlayFs.create({ base, tmpRoot });
+  // The state folder holds the accept's redo log, as the checkpoint store's does in the product.
+  const overlay = await OverlayFs.create({ base, tmpRoot, redoDir });
   for (let i = 0; i < count; i++) await overlay.writeFile(fileName(i), randomBytes(size));
   return {
     overlay,
@@ -74,21 +80,52 @@ async function prepareAccept({ count, size, fresh }: { count: number; size: numb
       await overlay.cleanup().catch(() => undefined);
       await rm(ws, { recursive: true, force: true });
       await rm(tmpRoot, { recursive: true, force: true });
+      await rm(redoDir, { recursive: true, force: true });
     },
   };
 }
 
-/** One accept sample, timed. */
-async function acceptSample(benchCase: Case, scratch: string): Promise<number> {
+/** One accept sample, timed until the user has the result; then its flush (off the wait), timed apart. */
+async function acceptSample(benchCase: Case, scratch: string): Promise<{ accept: number; flush: number }> {
   const { overlay, dispose } = await prepareAccept(benchCase, scratch);
   try {
     const started = process.hrtime.bigint();
     const result = await overlay.applyToReal();
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    // The flush finishes before the floors run, so it never slows (or hides in) the other side of a ratio.
+    await overlay.flushed();
+    const flush = Number(process.hrtime.bigint() - started) / 1e6 - elapsed;
     if (result.applied.length !== benchCase.count || result.conflicts.length > 0) throw new Error(`accept applied ${result.applied.length} of ${benchCase.count} files`);
+    return { accept: elapsed, flush };
+  } finally {
+    await dispose();
+  }
+}
+
+/**
+ * One undo sample: an accept of `count` rewritten 1 KB files with its checkpoint (flushed), then
+ * CheckpointStore.undo timed until it returns; its flush is awaited after the clock stops.
+ */
+async function undoSample(count: number, scratch: string): Promise<number> {
+  const { overlay, dispose } = await prepareAccept({ count, size: KB }, scratch, 'undo');
+  const stateDir = path.join(scratch, 'undo-checkpoints');
+  try {
+    const store = await CheckpointStore.open({ stateDir, workspaceRoot: overlay.root });
+    const recording = store.begin({ kind: 'accept', suggestion: 'bench', runId: 'bench' });
+    const result = await overlay.applyToReal({ beforeReplace: checkpointHook(recording, new Set()), redoDir: recording.redoDir });
+    const summary = await recording.finish(result.applied);
+    await overlay.flushed();
+    if (!summary) throw new Error('the accept made no checkpoint');
+    await sleep(RACY_WINDOW_MS + 200);
+    const started = process.hrtime.bigint();
+    const undone = await store.undo(summary.id);
+    const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
+    await flushed(overlay.root);
+    if (!undone.ok || undone.restored.length !== count) throw new Error(`undo restored ${undone.ok ? undone.restored.length : undone.message} of ${count}`);
     return elapsed;
   } finally {
     await dispose();
+    await rm(stateDir, { recursive: true, force: true });
   }
 }
 
@@ -240,6 +277,7 @@ export default async function engineAccept(): Promise<Figure[]> {
   try {
     for (const benchCase of CASES) {
       const accepts: number[] = [];
+      const flushes: number[] = [];
       const floors: number[] = [];
       const ratios: number[] = [];
       const atomicFloors: number[] = [];
@@ -248,7 +286,8 @@ export default async function engineAccept(): Promise<Figure[]> {
       const redoRatios: number[] = [];
       // Interleaved, so a noisy moment of the machine hits every side of a ratio.
       for (let i = 0; i < benchCase.samples; i++) {
-        const accept = await acceptSample(benchCase, scratch);
+        const { accept, flush } = await acceptSample(benchCase, scratch);
+        flushes.push(flush);
         const floor = await floorSample(benchCase, scratch);
         accepts.push(accept);
         floors.push(floor);
@@ -272,6 +311,12 @@ export default async function engineAccept(): Promise<Figure[]> {
         note: `applyToReal wall time: conflict check of each real file, temp + fsync + rename per file, journal; ${benchCase.samples} samples in ${os.tmpdir()}${capped}; ${
           benchCase.fresh ? 'the speculation wrote right after the files were made, so the check reads and hashes each one again' : `the files were last changed ${RACY_WINDOW_MS / 1000 + 0.2} s before the speculation wrote them`
         }`,
+      });
+      figures.push({
+        name: `flush after accept ${name}`,
+        unit: 'ms',
+        samples: flushes,
+        note: 'after applyToReal returned (the user has the result): fsync of each renamed file and touched folder, then the redo log removed; not on the wait, awaited before the next sample',
       });
       figures.push({
         name: `durable floor ${name}`,
@@ -312,6 +357,19 @@ export default async function engineAccept(): Promise<Figure[]> {
         note: 'per interleaved sample; what the check, the journal and the crash recovery add to an atomic, durable replace',
       });
     }
+    const undos: number[] = [];
+    const undoFloors: number[] = [];
+    const undoRatios: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      const undo = await undoSample(100, scratch);
+      const floor = await floorSample({ count: 100, size: KB, samples: 1 }, scratch);
+      undos.push(undo);
+      undoFloors.push(floor);
+      undoRatios.push(undo / floor);
+    }
+    figures.push({ name: 'undo 100 × 1 KB', unit: 'ms', samples: undos, note: 'CheckpointStore.undo of an accept of 100 rewritten 1 KB files (files last changed 2.2 s before): conflict check with a hash of each, replaced bytes saved for redo, one redo log + its fsync, temps + renames, record rewritten; its flush is not on the wait; 9 samples' });
+    figures.push({ name: 'durable floor 100 × 1 KB (beside undo)', unit: 'ms', samples: undoFloors, note: 'the same bytes written over the same files, each fsync’d (in parallel), right after each undo' });
+    figures.push({ name: 'undo 100 × 1 KB ÷ durable floor', unit: 'x', samples: undoRatios, target: '≤ 1.5×', note: 'per interleaved sample pair' });
     const syscalls = syscallsPerFile();
     if (syscalls) figures.push({ name: 'system calls per accepted file', unit: 'count', samples: [syscalls.perFile], note: syscalls.note });
   } finally {
