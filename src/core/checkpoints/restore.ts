@@ -333,7 +333,7 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
   const lateConflicts: RestoreConflict[] = [];
   const touched = new Set<string>();
   const renamed: string[] = [];
-  for (const [index, step] of journal.steps.entries()) {
+  const one = async (step: RestoreStep, index: number): Promise<void> => {
     const target = toAbsolute(store.root, step.path);
     const temp = step.temp ? toAbsolute(store.root, step.temp) : undefined;
     const problem = await placementProblem(store.root, step.path);
@@ -363,7 +363,11 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
       restored.delete(step.path);
     }
     store.options.onRestoreStep?.({ phase: 'committed', path: step.path });
-  }
+  };
+  // Under a journal one at a time and in order (a crash leaves a prefix); under a redo log any
+  // subset is recoverable, so a few at once.
+  if (deferred) await forEachLimited(journal.steps, CONCURRENCY, one);
+  else for (const [index, step] of journal.steps.entries()) await one(step, index);
   if (!deferred) for (const dir of touched) await store.fs.fsyncDirectory(dir).catch(() => undefined);
   const late = new Set(lateConflicts.map((c) => c.path));
   const dirs = await settleDirs(store, journal, late);
@@ -399,16 +403,16 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
     const code = errorCode(cause) ?? (cause instanceof Error ? cause.message : String(cause));
     return new RestoreError(`Undo failed while preparing "${file}" (${code}); no file in the workspace was changed. Check that the folder is writable and the disk has space, then try again.`, file, []);
   };
-  // What this restore replaces, unsynced (the log holds it); the bytes it puts back, from the blobs.
+  // What this restore replaces goes in the log (and into the blobs, unsynced, beside the temps); the
+  // bytes it puts back come from the blobs.
+  const replacedBytes = new Map<string, Uint8Array>();
+  for (const step of steps) if (step.data && step.current.exists) replacedBytes.set(step.current.sha256, step.data);
+  const logged = [...replacedBytes].map(([hash, bytes]) => ({ hash, data: bytes }));
   const written: { hash: string; data: Uint8Array }[] = [];
   const data: (Uint8Array | undefined)[] = new Array(steps.length);
   try {
     await forEachLimited(steps, CONCURRENCY, async (step, index) => {
       try {
-        if (step.data) {
-          const stored = await store.blobs.putUnsynced(step.data);
-          if (stored.written) written.push({ hash: stored.hash, data: step.data });
-        }
         const target = step.item.target;
         if (target.exists) data[index] = await store.blobs.read(target.sha256);
       } catch (error) {
@@ -442,9 +446,9 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
     workspaceRoot: store.root,
     steps: redoSteps,
     createdDirs: journal.createdDirs,
-    meta: { journal: committing, blobs: written.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset },
+    meta: { journal: committing, blobs: logged.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset },
   };
-  body.push(...written.map((b) => b.data));
+  body.push(...logged.map((b) => b.data));
   try {
     // O_EXCL: the log is also the lock against a second undo of this checkpoint.
     await store.fs.createFile(logPath, encodeRedoLog(plan, body), { mode: 0o600, sync: false });
@@ -478,6 +482,11 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
       await store.fs.fsyncDirectory(store.journalsDir);
     })();
     durable.catch(() => undefined);
+    const saving = forEachLimited(logged, CONCURRENCY, async (blob) => {
+      const stored = await store.blobs.putUnsynced(blob.data);
+      if (stored.written) written.push({ hash: stored.hash, data: blob.data });
+    });
+    saving.catch(() => undefined);
     const small = redoSteps.flatMap((step, index) => (step.data ? [index] : []));
     await forEachLimited(small, CONCURRENCY, async (index) => {
       const step = committing.steps[index];
@@ -485,6 +494,7 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
       staged.push(tempOf(index));
       store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
     });
+    await disk(journal.steps[0]?.path ?? id, () => saving);
     await disk(journal.steps[0]?.path ?? id, () => durable);
   } catch (error) {
     if (!(error instanceof StageFailure)) throw error;
@@ -587,7 +597,8 @@ async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lat
   const kept = [...new Set([...journal.kept, ...lateKept])];
   if (journal.direction === 'undo') {
     const previous: UndoneState | undefined = record.state === 'undone' ? record.undo : undefined;
-    const paths = [...(previous?.paths ?? []).filter((p) => !done.some((d) => d.path === p.path)), ...done];
+    // A path kept this time is not restored, whatever an earlier write of this outcome (before a crash) said.
+    const paths = [...(previous?.paths ?? []).filter((p) => !done.some((d) => d.path === p.path) && !lateKept.has(p.path)), ...done];
     if (paths.length === 0) return;
     await store.write({
       ...record,

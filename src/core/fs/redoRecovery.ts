@@ -23,6 +23,8 @@ export interface RedoFs {
   fsyncDirectory(absolute: string): Promise<void>;
   /** Removes an empty folder; false when it was not empty or not there. */
   rmdirIfEmpty(absolute: string): Promise<boolean>;
+  /** Creates one folder level; quiet when it exists. */
+  mkdir(absolute: string): Promise<void>;
 }
 
 /**
@@ -111,6 +113,18 @@ export async function rollForwardStep(fs: RedoFs, plan: RedoPlan, step: RedoStep
   }
   const data = await newBytes(fs, plan, step, body);
   if (!data) return 'unavailable';
+  // Folders the change made for a new file may not have survived a power cut (their parent was not
+  // fsync'd yet): made again, but only those the plan made; any other missing folder is the user's doing.
+  const parents = step.path.split('/').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('/'));
+  for (const dir of parents) {
+    const absolute = toAbsolute(root, dir);
+    const info = await fs.lstat(absolute);
+    if (info?.type === 'directory') continue;
+    if (info || !plan.createdDirs.includes(dir)) return 'kept';
+    await fs.mkdir(absolute);
+    touched.add(path.dirname(absolute));
+    touched.add(absolute);
+  }
   // A fresh temp, flushed, then renamed: a second crash during recovery leaves old or new, never half.
   const temp = toAbsolute(root, tempPathFor(step.path, randomBytes(8).toString('hex'), tempKindOf(plan)));
   await fs.createFile(temp, data, { mode: after.mode, sync: true });

@@ -689,7 +689,7 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
     throw await stagingError(input, error.path, error.cause, error.side, needed, applied, conflicts);
   }
   input.onStep?.({ phase: 'logged', path: plan[0].path, index: -1 });
-  const { failed, touchedDirs, renamed } = await commitSteps(input, commit, staging.nextPhase(), applied, conflicts);
+  const { failed, touchedDirs, renamed } = await commitSteps(input, commit, staging.nextPhase(), applied, conflicts, true);
   // Off the wait: every renamed file, then each folder whose entries changed, then the checkpoint's
   // own files; only then may the log go. A failure leaves the log for the next start to roll forward.
   for (const dir of dirs) touchedDirs.add(path.dirname(toAbsolute(input.root, dir)));
@@ -715,7 +715,7 @@ async function dropLog(input: ApplyInput, logPath: string, redoDir: string): Pro
  * Committing: each rename replaces one whole file; a late change by the user still wins. One at a
  * time and in order, so a crash leaves a prefix committed; each folder is looked at again once.
  */
-async function commitSteps(input: ApplyInput, commit: PlannedStep[], committingFolders: FolderChecks, applied: string[], conflicts: Conflict[]) {
+async function commitSteps(input: ApplyInput, commit: PlannedStep[], committingFolders: FolderChecks, applied: string[], conflicts: Conflict[], parallel = false) {
   const failed: { path: string; code: string }[] = [];
   const touchedDirs = new Set<string>();
   const renamed: string[] = [];
@@ -725,11 +725,8 @@ async function commitSteps(input: ApplyInput, commit: PlannedStep[], committingF
     look.catch(() => undefined);
     return look;
   };
-  let next = commit.length > 0 ? lookAt(commit[0]) : undefined;
-  for (const [index, step] of commit.entries()) {
+  const one = async (step: PlannedStep, index: number, look: ReturnType<typeof lookAt>): Promise<void> => {
     const target = toAbsolute(input.root, step.path);
-    const look = next;
-    next = index + 1 < commit.length ? lookAt(commit[index + 1]) : undefined;
     let committed = false;
     try {
       const state = await look;
@@ -751,6 +748,18 @@ async function commitSteps(input: ApplyInput, commit: PlannedStep[], committingF
     }
     if (step.temp && !committed) await input.fs.unlink(toAbsolute(input.root, step.temp)).catch(() => undefined);
     input.onStep?.({ phase: 'committed', path: step.path, index });
+  };
+  if (parallel) {
+    // Past a redo log's commit any subset of renames is recoverable: a few at once.
+    await forEachLimited(commit, CONCURRENCY, (step, index) => one(step, index, lookAt(step)));
+    applied.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return { failed, touchedDirs, renamed };
+  }
+  let next = commit.length > 0 ? lookAt(commit[0]) : undefined;
+  for (const [index, step] of commit.entries()) {
+    const look = next!;
+    next = index + 1 < commit.length ? lookAt(commit[index + 1]) : undefined;
+    await one(step, index, look);
   }
   return { failed, touchedDirs, renamed };
 }
