@@ -5,6 +5,12 @@ import * as path from 'node:path';
 import type { CheckpointFs } from './checkpointFs';
 import { isSha256, sha256 } from './fileState';
 
+/**
+ * Blobs whose bytes a redo log already holds durably, not yet written under their name (the log's
+ * flush writes them, off the wait): by absolute path, so every store of this process reads them.
+ */
+const deferred = new Map<string, Uint8Array>();
+
 export class BlobStore {
   constructor(
     readonly dir: string,
@@ -17,6 +23,11 @@ export class BlobStore {
   }
 
   async has(hash: string): Promise<boolean> {
+    return deferred.has(this.pathOf(hash)) || this.hasOnDisk(hash);
+  }
+
+  /** Whether the blob is stored under its name (not only held in memory for a flush to write). */
+  async hasOnDisk(hash: string): Promise<boolean> {
     return (await this.fs.lstat(this.pathOf(hash)))?.type === 'file';
   }
 
@@ -42,6 +53,7 @@ export class BlobStore {
     const existing = await this.fs.lstat(target);
     if (existing?.type === 'file' && existing.size === data.length) {
       await this.fs.touch(target);
+      deferred.delete(target);
       return { hash, written: false };
     }
     const temp = path.join(this.dir, `.${hash}.${randomBytes(6).toString('hex')}.tmp`);
@@ -54,10 +66,32 @@ export class BlobStore {
       await this.fs.unlink(temp);
       throw error;
     }
+    deferred.delete(target);
     return { hash, written: true };
   }
 
+  /**
+   * Keeps `data` in memory under its hash until `write` stores it (without an fsync, as
+   * putUnsynced): for a change whose redo log holds the bytes durably, so storing them is part of
+   * the flush after the user has the result. has() and read() see it at once.
+   */
+  putDeferred(data: Uint8Array): { hash: string; write(): Promise<{ hash: string; written: boolean }> } {
+    const hash = sha256(data);
+    const target = this.pathOf(hash);
+    deferred.set(target, data);
+    return {
+      hash,
+      write: async () => {
+        const stored = await this.store(data, false);
+        if (deferred.get(target) === data) deferred.delete(target);
+        return stored;
+      },
+    };
+  }
+
   async read(hash: string): Promise<Uint8Array> {
+    const waiting = deferred.get(this.pathOf(hash));
+    if (waiting) return waiting;
     const data = await this.fs.readFile(this.pathOf(hash));
     if (sha256(data) !== hash) throw new Error(`The saved copy ${hash.slice(0, 12)}… is damaged (its content does not match its name).`);
     return data;

@@ -2,7 +2,7 @@
 // workspace — not leading out, nor elsewhere inside, through a folder that became a symlink.
 import * as path from 'node:path';
 import { resolveInsideWorkspace, toAbsolute } from '../fs/paths';
-import type { CheckpointFs } from './checkpointFs';
+import type { CheckpointFs, CheckpointStat } from './checkpointFs';
 
 export type PlacementProblem = 'outside-workspace' | 'path-changed';
 
@@ -37,4 +37,51 @@ export function parentsFirst(dirs: Iterable<string>): string[] {
 
 export function isAtOrBelow(dir: string, candidate: string): boolean {
   return candidate === dir || candidate.startsWith(`${dir}/`);
+}
+
+/**
+ * The placement checks of one pass over many paths: each folder is re-placed once (a file placed
+ * inside it lands on itself unless the folder does not, or the file itself is a symlink), so a
+ * hundred files in one folder cost one realpath, not a hundred. A fresh set per pass, so every
+ * folder is looked at again right before the pass that writes into it.
+ */
+export class PlacementPass {
+  private readonly folders = new Map<string, Promise<PlacementProblem | undefined>>();
+  private readonly parents = new Map<string, Promise<string[] | 'blocked'>>();
+
+  constructor(
+    private readonly root: string,
+    private readonly fs: CheckpointFs,
+  ) {}
+
+  private folderProblem(dir: string): Promise<PlacementProblem | undefined> {
+    if (dir === '.' || dir === '') return Promise.resolve(undefined);
+    let known = this.folders.get(dir);
+    if (!known) {
+      known = placementProblem(this.root, dir);
+      this.folders.set(dir, known);
+    }
+    return known;
+  }
+
+  /**
+   * The file's placement problem, given its lstat taken in this pass: the full, symlink-following
+   * placement only when its folder does not land on itself or the file is a symlink (never itself).
+   */
+  async problem(relative: string, seen: CheckpointStat | undefined): Promise<PlacementProblem | undefined> {
+    const folderProblem = await this.folderProblem(path.posix.dirname(relative));
+    if (!folderProblem && seen?.type !== 'symlink') return undefined;
+    return (await placementProblem(this.root, relative)) ?? (seen?.type === 'symlink' ? 'path-changed' : undefined);
+  }
+
+  /** missingParents, once per folder in this pass. */
+  missingParents(relative: string): Promise<string[] | 'blocked'> {
+    const dir = path.posix.dirname(relative);
+    let known = this.parents.get(dir);
+    if (!known) {
+      known = missingParents(this.fs, this.root, relative);
+      this.parents.set(dir, known);
+    }
+    return known;
+  }
 }

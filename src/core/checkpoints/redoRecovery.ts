@@ -39,7 +39,7 @@ async function restoreCheckpoint(store: CheckpointStore, meta: unknown, body: Bu
     if (!isSha256(blob?.hash) || !Number.isSafeInteger(blob.length)) return;
     const bytes = body.subarray(at, at + blob.length);
     at += blob.length;
-    if (!(await store.blobs.has(blob.hash))) await store.blobs.put(bytes);
+    if (!(await store.blobs.hasOnDisk(blob.hash))) await store.blobs.put(bytes);
     else await store.fs.fsyncFile(store.blobs.pathOf(blob.hash));
   }
   await store.blobs.flush();

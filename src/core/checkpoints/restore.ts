@@ -5,7 +5,7 @@ import { toAbsolute } from '../fs/paths';
 import { forEachLimited } from '../fs/pool';
 import { errorCode, type CheckpointStat } from './checkpointFs';
 import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
-import { deepestFirst, missingParents, parentsFirst, placementProblem } from './placement';
+import { deepestFirst, missingParents, parentsFirst, placementProblem, PlacementPass } from './placement';
 import { isPlainCheckpointId, type CheckpointFile, type CheckpointRecord, type UndoneState } from './record';
 import {
   createJournal,
@@ -83,6 +83,8 @@ interface Evaluated {
   seen: CheckpointStat | undefined;
   /** Folders to create for a write. */
   missing: string[];
+  /** The bytes to put back, when the evaluation read them (the redo-log commit). */
+  targetData?: Uint8Array;
 }
 
 function sinceWords(direction: Direction): string {
@@ -127,30 +129,41 @@ function forced(options: RestoreOptions, file: string): boolean {
   return options.force === true || (Array.isArray(options.force) && options.force.includes(file));
 }
 
-async function evaluate(store: CheckpointStore, item: Item, direction: Direction, force: boolean): Promise<Evaluated | 'already' | RestoreConflict> {
-  const problem = await placementProblem(store.root, item.path);
-  if (problem) return conflictOf(item.path, problem, direction);
+/**
+ * Where `item` stands now. `pass` re-places each folder once for all its files; with `readTarget`
+ * the bytes to put back are read here (a missing or damaged copy is 'unavailable'), in the same
+ * look at the file, instead of a second pass.
+ */
+async function evaluate(store: CheckpointStore, pass: PlacementPass, item: Item, direction: Direction, force: boolean, readTarget: boolean): Promise<Evaluated | 'already' | RestoreConflict> {
   const absolute = toAbsolute(store.root, item.path);
   const seen = await store.fs.lstat(absolute);
+  const problem = await pass.problem(item.path, seen);
+  if (problem) return conflictOf(item.path, problem, direction);
   if (seen && seen.type !== 'file') return conflictOf(item.path, 'not-a-file', direction);
   const data = seen ? await store.fs.readFile(absolute) : undefined;
   const current = data && seen ? stateOf(data, seen.mode) : ABSENT;
   if (sameContent(current, item.target)) return 'already';
-  if (item.target.exists && !(await store.blobs.has(item.target.sha256))) return conflictOf(item.path, 'unavailable', direction);
+  let targetData: Uint8Array | undefined;
+  if (item.target.exists) {
+    if (readTarget) {
+      targetData = await store.blobs.read(item.target.sha256).catch(() => undefined);
+      if (!targetData) return conflictOf(item.path, 'unavailable', direction);
+    } else if (!(await store.blobs.has(item.target.sha256))) return conflictOf(item.path, 'unavailable', direction);
+  }
   if (!sameContent(current, item.expect) && !force) {
     const reason: RestoreConflictReason = !item.expect.exists ? 'created' : current.exists ? 'modified' : 'deleted';
     return conflictOf(item.path, reason, direction);
   }
   let missing: string[] = [];
   if (item.target.exists) {
-    const parents = await missingParents(store.fs, store.root, item.path);
+    const parents = await pass.missingParents(item.path);
     if (parents === 'blocked') return conflictOf(item.path, 'blocked', direction);
     missing = parents;
   }
-  return { item, current, data, seen, missing };
+  return { item, current, data, seen, missing, targetData };
 }
 
-async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, direction: Direction, options: RestoreOptions) {
+async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, direction: Direction, options: RestoreOptions, readTarget = false) {
   const items = itemsOf(record, direction);
   if (!Array.isArray(items)) return items;
   const steps: Evaluated[] = [];
@@ -159,10 +172,11 @@ async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, dir
   const keep = new Set(options.keep ?? []);
   const sorted = items.sort((a, b) => (a.path < b.path ? -1 : 1));
   const verdicts: (Evaluated | 'already' | RestoreConflict)[] = new Array(sorted.length);
+  const pass = new PlacementPass(store.root, store.fs);
   await forEachLimited(sorted, CONCURRENCY, async (item, index) => {
     verdicts[index] = keep.has(item.path)
       ? { ...conflictOf(item.path, 'modified', direction), message: `"${item.path}" was left as it is, as you chose.` }
-      : await evaluate(store, item, direction, forced(options, item.path));
+      : await evaluate(store, pass, item, direction, forced(options, item.path), readTarget);
   });
   for (const [index, verdict] of verdicts.entries()) {
     if (verdict === 'already') already.push(sorted[index]);
@@ -241,7 +255,7 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
   const read = await store.read(id);
   if (!read.ok) return read;
   const record = read.record;
-  const evaluated = await evaluateAll(store, record, direction, options);
+  const evaluated = await evaluateAll(store, record, direction, options, store.options.commitWith !== 'journal');
   if ('ok' in evaluated) return evaluated;
   const { steps, already, conflicts } = evaluated;
   if (steps.length === 0 && already.length === 0) return { ok: true, restored: [], conflicts };
@@ -271,7 +285,7 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
     replaced: [...steps.map((s) => ({ path: s.item.path, replaced: s.current })), ...already.map((a) => ({ path: a.path, replaced: a.target }))],
     kept: conflicts.map((c) => c.path),
   };
-  if (store.options.commitWith !== 'journal') return restoreWithRedoLog(store, journal, steps, conflicts);
+  if (store.options.commitWith !== 'journal') return restoreWithRedoLog(store, record, journal, steps, conflicts);
 
   // What this restore replaces is saved first: a redo puts it back, and a forced restore never loses the user's version.
   await forEachLimited(steps, CONCURRENCY, async (step) => {
@@ -316,10 +330,13 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
   return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
-/** True when the real file still holds what the check saw (cheap unless size or mtime moved). */
-async function unchanged(store: CheckpointStore, file: string, seen: CheckpointStat | undefined, expect: FileState): Promise<boolean> {
+/**
+ * True when the real file still holds what the check saw (cheap unless size or mtime moved);
+ * `now` is its lstat when the caller has just taken it.
+ */
+async function unchanged(store: CheckpointStore, file: string, seen: CheckpointStat | undefined, expect: FileState, looked?: { now: CheckpointStat | undefined }): Promise<boolean> {
   const absolute = toAbsolute(store.root, file);
-  const now = await store.fs.lstat(absolute);
+  const now = looked ? looked.now : await store.fs.lstat(absolute);
   if (!expect.exists) return now === undefined;
   if (!now || now.type !== 'file' || now.size !== expect.size) return false;
   if (seen && now.mtimeMs === seen.mtimeMs) return true;
@@ -327,8 +344,10 @@ async function unchanged(store: CheckpointStore, file: string, seen: CheckpointS
 }
 
 /** Past the commit point: each step replaces one whole file, unless the user changed it at the last moment. */
-async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined, options: { deferred?: boolean } = {}) {
+async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined, options: { deferred?: boolean; record?: CheckpointRecord } = {}) {
   const deferred = options.deferred === true;
+  // Each folder is re-placed once for this pass, right before its files are renamed.
+  const pass = new PlacementPass(store.root, store.fs);
   const restored = new Set(journal.replaced.map((r) => r.path));
   const lateConflicts: RestoreConflict[] = [];
   const touched = new Set<string>();
@@ -336,14 +355,15 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
   const one = async (step: RestoreStep, index: number): Promise<void> => {
     const target = toAbsolute(store.root, step.path);
     const temp = step.temp ? toAbsolute(store.root, step.temp) : undefined;
-    const problem = await placementProblem(store.root, step.path);
+    const looked = { now: await store.fs.lstat(target) };
+    const problem = await pass.problem(step.path, looked.now);
     // A redo log's commit wrote every temp itself just now: no need to look for them.
     const tempThere = temp ? deferred || (await store.fs.lstat(temp))?.type === 'file' : false;
     let conflict: RestoreConflict | undefined;
     let moved = false;
     if (problem) {
       conflict = conflictOf(step.path, problem, journal.direction);
-    } else if (await unchanged(store, step.path, evaluated?.[index]?.seen, step.expect)) {
+    } else if (await unchanged(store, step.path, evaluated?.[index]?.seen, step.expect, looked)) {
       if (temp && tempThere) {
         await store.fs.rename(temp, target);
         renamed.push(target);
@@ -371,7 +391,7 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
   if (!deferred) for (const dir of touched) await store.fs.fsyncDirectory(dir).catch(() => undefined);
   const late = new Set(lateConflicts.map((c) => c.path));
   const dirs = await settleDirs(store, journal, late);
-  await writeOutcome(store, journal, late, dirs, { sync: !deferred });
+  await writeOutcome(store, journal, late, dirs, { sync: !deferred, record: options.record });
   if (!deferred) await removeJournal(store.fs, store.journalsDir, journal.checkpointId);
   for (const dir of [...dirs.created, ...dirs.removed]) touched.add(path.dirname(toAbsolute(store.root, dir)));
   return { restored: [...restored].sort(), lateConflicts, renamed, touched };
@@ -384,19 +404,19 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
  * record written, and the user has the result; the flush (files, folders, blobs, record, then the
  * log's removal) runs after, and the next change of this workspace waits for it.
  */
-async function restoreWithRedoLog(store: CheckpointStore, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[]): Promise<RestoreOutcome> {
+async function restoreWithRedoLog(store: CheckpointStore, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[]): Promise<RestoreOutcome> {
   const id = journal.checkpointId;
   const logPath = restoreLogPath(store, id);
   if (inFlight.has(logPath)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
   inFlight.add(logPath);
   try {
-    return await commitWithRedoLog(store, journal, steps, conflicts, logPath);
+    return await commitWithRedoLog(store, record, journal, steps, conflicts, logPath);
   } finally {
     inFlight.delete(logPath);
   }
 }
 
-async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
+async function commitWithRedoLog(store: CheckpointStore, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
   const id = journal.checkpointId;
   const committing: RestoreJournal = { ...journal, phase: 'committing' };
   const fail = (file: string, cause: unknown) => {
@@ -408,21 +428,8 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
   const replacedBytes = new Map<string, Uint8Array>();
   for (const step of steps) if (step.data && step.current.exists) replacedBytes.set(step.current.sha256, step.data);
   const logged = [...replacedBytes].map(([hash, bytes]) => ({ hash, data: bytes }));
-  const written: { hash: string; data: Uint8Array }[] = [];
-  const data: (Uint8Array | undefined)[] = new Array(steps.length);
-  try {
-    await forEachLimited(steps, CONCURRENCY, async (step, index) => {
-      try {
-        const target = step.item.target;
-        if (target.exists) data[index] = await store.blobs.read(target.sha256);
-      } catch (error) {
-        throw new StageFailure(step.item.path, error);
-      }
-    });
-  } catch (error) {
-    if (error instanceof StageFailure) throw fail(error.path, error.cause);
-    throw error;
-  }
+  // Read by the evaluation, in the same look at each file.
+  const data = steps.map((step) => step.targetData);
   const body: Uint8Array[] = [];
   let offset = 0;
   const large: number[] = [];
@@ -482,11 +489,6 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
       await store.fs.fsyncDirectory(store.journalsDir);
     })();
     durable.catch(() => undefined);
-    const saving = forEachLimited(logged, CONCURRENCY, async (blob) => {
-      const stored = await store.blobs.putUnsynced(blob.data);
-      if (stored.written) written.push({ hash: stored.hash, data: blob.data });
-    });
-    saving.catch(() => undefined);
     const small = redoSteps.flatMap((step, index) => (step.data ? [index] : []));
     await forEachLimited(small, CONCURRENCY, async (index) => {
       const step = committing.steps[index];
@@ -494,7 +496,6 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
       staged.push(tempOf(index));
       store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
     });
-    await disk(journal.steps[0]?.path ?? id, () => saving);
     await disk(journal.steps[0]?.path ?? id, () => durable);
   } catch (error) {
     if (!(error instanceof StageFailure)) throw error;
@@ -505,12 +506,19 @@ async function commitWithRedoLog(store: CheckpointStore, journal: RestoreJournal
     for (const dir of deepestFirst(journal.createdDirs)) await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir)).catch(() => false);
     throw fail(error.path, error.cause);
   }
-  const committed = await commit(store, committing, steps, { deferred: true });
+  // Past the commit point the replaced bytes are in the log: they are stored under their names in the
+  // flush, and read from memory until then.
+  const saving = logged.map((blob) => store.blobs.putDeferred(blob.data));
+  const committed = await commit(store, committing, steps, { deferred: true, record });
   for (const dir of journal.createdDirs) committed.touched.add(path.dirname(toAbsolute(store.root, dir)));
   const flush = (async () => {
     await forEachLimited(committed.renamed, FLUSH_CONCURRENCY, (file) => store.fs.fsyncFile(file));
     await Promise.all([...committed.touched].map((dir) => fsyncFolderIfThere(store.fs, dir)));
-    await Promise.all(written.map((blob) => store.fs.fsyncFile(store.blobs.pathOf(blob.hash))));
+    const written: string[] = [];
+    await forEachLimited(saving, FLUSH_CONCURRENCY, async (blob) => {
+      if ((await blob.write()).written) written.push(blob.hash);
+    });
+    await forEachLimited(written, FLUSH_CONCURRENCY, (hash) => store.fs.fsyncFile(store.blobs.pathOf(hash)));
     if (written.length > 0) await store.blobs.flush();
     if (await store.fs.lstat(path.join(store.recordsDir, `${id}.json`))) await store.syncRecord(id);
     await store.fs.unlink(logPath);
@@ -553,7 +561,7 @@ export async function recoverRestoreLog(store: CheckpointStore, id: string): Pro
       for (const blob of meta.blobs) {
         const bytes = body.subarray(at, at + blob.length);
         at += blob.length;
-        if (!(await store.blobs.has(blob.hash))) await store.blobs.put(bytes);
+        if (!(await store.blobs.hasOnDisk(blob.hash))) await store.blobs.put(bytes);
         else await store.fs.fsyncFile(store.blobs.pathOf(blob.hash));
       }
       await store.blobs.flush();
@@ -589,10 +597,14 @@ async function settleDirs(store: CheckpointStore, journal: RestoreJournal, kept:
 }
 
 /** Writes what the restore did into the record (the same code finishes a recovered journal). */
-async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }, options: { sync?: boolean } = {}): Promise<void> {
-  const read = await store.read(journal.checkpointId);
-  if (!read.ok) return;
-  const record = read.record;
+async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }, options: { sync?: boolean; record?: CheckpointRecord } = {}): Promise<void> {
+  // The live undo read the record under its lock a moment ago; a recovery reads it again.
+  let record = options.record;
+  if (!record) {
+    const read = await store.read(journal.checkpointId);
+    if (!read.ok) return;
+    record = read.record;
+  }
   const done = journal.replaced.filter((r) => !lateKept.has(r.path));
   const kept = [...new Set([...journal.kept, ...lateKept])];
   if (journal.direction === 'undo') {

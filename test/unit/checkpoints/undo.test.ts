@@ -5,6 +5,7 @@ import { chmod, mkdir, readdir, rename, rm, stat, symlink, unlink, writeFile } f
 import * as path from 'node:path';
 import { CheckpointSaveError } from '../../../src/core/checkpoints';
 import { exists, snapshot } from '../followup/overlayKit';
+import { flushed } from '../../../src/core/fs/pendingFlush';
 import { faultyFs, makeCheckpointBox, type CheckpointBox } from './checkpointKit';
 
 const FILES = {
@@ -125,6 +126,26 @@ describe('checkpoints: undo', () => {
     assert.deepEqual(await snapshot(box.ws), changed);
     assert.equal((await box.store.redo(summary.id)).ok, false, 'nothing to redo any more');
     assert.ok((await box.store.undo(summary.id)).ok);
+  });
+
+  it('right after an undo returns (its flush still running) the replaced bytes are there for a redo, and on disk once flushed', async () => {
+    const summary = (await agentTurn(box))!;
+    await flushed(box.store.root);
+    const changed = await snapshot(box.ws);
+    assert.ok((await box.store.undo(summary.id)).ok);
+    // The undo's replaced bytes ride in its redo log; they are stored under their names by the flush.
+    const plan = await box.store.planRedo(summary.id);
+    assert.ok(plan.ok, JSON.stringify(plan));
+    assert.deepEqual(plan.conflicts, [], 'no saved copy is unavailable');
+    const read = await box.store.read(summary.id);
+    assert.ok(read.ok && read.record.undo);
+    const replaced = read.record.undo.paths.flatMap((p) => (p.replaced.exists ? [p.replaced.sha256] : []));
+    assert.ok(replaced.length > 0);
+    for (const hash of replaced) assert.ok((await box.store.blobs.read(hash)).length >= 0);
+    await flushed(box.store.root);
+    for (const hash of replaced) assert.ok(await box.store.blobs.hasOnDisk(hash), 'stored under its name after the flush');
+    assert.ok((await box.store.redo(summary.id)).ok);
+    assert.deepEqual(await snapshot(box.ws), changed);
   });
 
   it('a redo over a file changed since the undo keeps the user version', async () => {
