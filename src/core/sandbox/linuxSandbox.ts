@@ -12,7 +12,6 @@
 // that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
 // loopback device without iproute2) is not needed for what SANDBOX.md promises.
 import { spawn } from 'node:child_process';
-import { lstat, readdir, statfs } from 'node:fs/promises';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -28,6 +27,7 @@ import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sand
 import { makeWhiteout, ScratchSpace } from './scratch';
 import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
+import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
   /** Where the sandbox keeps its run folders; defaults to the OS temp folder. */
@@ -310,10 +310,10 @@ export class LinuxSandbox implements ShellSandbox {
         }, limits.timeoutMs),
       );
       const stopWatching = where.writable
-        ? this.watchWrites(where.runDir, limits.maxWriteBytes, where.upper, () => {
+        ? watchWrites(where.runDir, limits.maxWriteBytes, where.upper, () => {
             stoppedForSize = true;
             stop();
-          })
+          }, this.options.writeCheckMs)
         : () => undefined;
 
       const onEvent = async (event: KeeperEvent) => {
@@ -381,47 +381,4 @@ export class LinuxSandbox implements ShellSandbox {
       });
     });
   }
-
-  /**
-   * Stops a command that writes more than it may: the disk's free space is cheap to ask, and only
-   * when it dropped by more than the limit is the upper folder itself measured.
-   */
-  private watchWrites(runDir: string, maxBytes: number, upper: string, onTooLarge: () => void): () => void {
-    const every = this.options.writeCheckMs ?? 500;
-    let baseline: number | undefined;
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    const free = async () => {
-      const info = await statfs(runDir);
-      return info.bavail * info.bsize;
-    };
-    void free().then((value) => (baseline = value)).catch(() => undefined);
-    const check = async () => {
-      try {
-        if (baseline !== undefined && baseline - (await free()) > maxBytes && (await treeBytes(upper)) > maxBytes) {
-          if (!stopped) onTooLarge();
-          return;
-        }
-      } catch {
-        // The run is ending; nothing left to watch.
-        return;
-      }
-      if (!stopped) timer = setTimeout(() => void check(), every);
-    };
-    timer = setTimeout(() => void check(), every);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }
-}
-
-async function treeBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += await treeBytes(child);
-    else if (entry.isFile()) total += (await lstat(child)).size;
-  }
-  return total;
 }
