@@ -27,6 +27,8 @@ import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sand
 import { makeWhiteout, ScratchSpace } from './scratch';
 import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
+import { runCgroup, writablePidsCgroup } from './pidsCgroup';
+import { hitProcessLimit, limitProblem, resolveLimits } from './resourceLimits';
 import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
@@ -39,6 +41,8 @@ export interface LinuxSandboxOptions {
   /** For tests of the not-available paths: the platform and the folder with the kernel's sysctls. */
   platform?: NodeJS.Platform;
   sysctlDir?: string;
+  /** Defaults for what a command may use when the request names none (resourceLimits.ts). */
+  limits?: { maxProcesses?: number; maxMemoryBytes?: number };
 }
 
 interface Prepared {
@@ -64,6 +68,8 @@ const SETUP_FAILURES: Record<string, string> = {
   cwd: 'the working folder does not exist inside it',
   limits: 'its limits could not be set',
 };
+/** The keeper and the bash it runs the command with, counted by the process limit beside the command's own. */
+const KEEPER_PROCESSES = 3;
 /** Exit statuses above this are 128 + the signal that ended the command (bash's convention). */
 const SIGNAL_BASE = 128;
 
@@ -84,6 +90,14 @@ export class LinuxSandbox implements ShellSandbox {
   constructor(private readonly options: LinuxSandboxOptions = {}) {
     this.scratch = new ScratchSpace(options.tmpRoot ?? os.tmpdir());
     this.hostEnv = options.hostEnv ?? process.env;
+  }
+
+  private pidsCgroup: string | null | undefined;
+
+  /** Where root's runs get their pids cgroup; null when not root or none is writable. */
+  private rootPidsCgroup(): string | null {
+    if (this.pidsCgroup === undefined) this.pidsCgroup = process.getuid?.() === 0 ? writablePidsCgroup() ?? null : null;
+    return this.pidsCgroup;
   }
 
   probe(): Promise<SandboxAvailability> {
@@ -210,7 +224,7 @@ export class LinuxSandbox implements ShellSandbox {
     const startedAt = Date.now();
     const ran = await this.spawnKeeper(request, tools, env, fstab, skeleton, { upper, lowerLayer, writable: workspace.writable, runDir });
     if (!ran.ok) return ran;
-    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize } = ran;
+    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize, stoppedForProcesses } = ran;
     const problems: SandboxProblem[] = [...(readback?.problems ?? [])];
     const exitCodeOrSignal = exitStatus !== null && exitStatus > SIGNAL_BASE ? signalName(exitStatus) : null;
     // RLIMIT_FSIZE stops a single file at the limit with SIGXFSZ (bash reports it for a pipeline's member).
@@ -221,6 +235,8 @@ export class LinuxSandbox implements ShellSandbox {
     if (stoppedForSize) problems.push({ kind: 'too-large', path: '', detail: `it wrote more than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
     const exitCode = exitStatus === null ? null : exitStatus > SIGNAL_BASE && signalName(exitStatus) ? null : exitStatus;
     const signal = exitStatus !== null && exitCode === null ? signalName(exitStatus) : timedOut ? 'SIGKILL' : null;
+    const limit = limitProblem({ exitCode, signal, output, stoppedForProcesses }, resolveLimits(limits, this.options.limits));
+    if (limit) problems.push(limit);
     const hostHome = this.hostEnv.HOME && path.isAbsolute(this.hostEnv.HOME) && this.hostEnv.HOME !== '/' ? path.resolve(this.hostEnv.HOME) : undefined;
     const result: SandboxResult = {
       exitCode,
@@ -245,21 +261,26 @@ export class LinuxSandbox implements ShellSandbox {
     skeleton: string,
     where: { upper: string; lowerLayer: string | undefined; writable: boolean; runDir: string },
   ): Promise<
-    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; readback: Readback | undefined }
+    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; stoppedForProcesses: boolean; readback: Readback | undefined }
     | Failure
   > {
     const { limits, signal } = request;
+    const resolved = resolveLimits(limits, this.options.limits);
     const argv = [
       '--user', '--map-current-user', '--keep-caps', '--mount', '--net', '--pid', '--ipc', '--uts', '--cgroup', '--fork', '--kill-child', '--',
       // --norc: bash sources ~/.bashrc when its stdin is a socket (Node's pipes are), even for -c.
       tools.bash,
       '--norc',
       '--noprofile',
-      ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command }),
+      ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command, maxMemoryKb: resolved.memoryBytes / 1024, cpuSeconds: resolved.cpuSeconds, maxProcesses: resolved.processes + KEEPER_PROCESSES }),
     ];
+    // The host's root: RLIMIT_NPROC does not bind it, a pids cgroup does (joined before unshare starts).
+    const cgroup = this.rootPidsCgroup() ? runCgroup(this.rootPidsCgroup()!, resolved.processes + KEEPER_PROCESSES + 1) : undefined;
+    const program = cgroup ? '/bin/sh' : tools.unshare;
+    const programArgs = cgroup ? ['-c', 'echo 0 > "$0" && exec "$@"', cgroup.procs, tools.unshare, ...argv] : argv;
     return new Promise((resolve) => {
       // Fd 4 is the keeper's lifeline (see keeper.ts); --kill-child ends the keeper if unshare is killed first.
-      const child = spawn(tools.unshare, argv, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn(program, programArgs, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
       const output = new OutputCap(limits.maxOutputBytes);
       const channel = new KeeperChannel();
       let diagnostics = '';
@@ -270,6 +291,8 @@ export class LinuxSandbox implements ShellSandbox {
       let timedOut = false;
       let aborted = false;
       let stoppedForSize = false;
+      let stoppedForProcesses = false;
+      let recent = '';
       let readback: Readback | undefined;
       let readbackError: unknown;
       let settled = false;
@@ -347,7 +370,15 @@ export class LinuxSandbox implements ShellSandbox {
       child.stdio[3]?.on('data', (chunk: Buffer) => {
         for (const event of channel.feed(chunk.toString('utf8'))) events = events.then(() => onEvent(event));
       });
-      child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output.add(chunk);
+        // A fork bomb makes bash retry for seconds: the first refusal is enough to stop it.
+        recent = (recent + chunk.toString('utf8')).slice(-512);
+        if (!stoppedForProcesses && hitProcessLimit(recent)) {
+          stoppedForProcesses = true;
+          stop();
+        }
+      });
       child.stderr?.on('data', (chunk: Buffer) => {
         if (diagnostics.length < 8192) diagnostics += chunk.toString('utf8');
       });
@@ -356,6 +387,7 @@ export class LinuxSandbox implements ShellSandbox {
       const finish = (failure?: { stage: FailureStage; reason: string }) => {
         if (settled) return;
         settled = true;
+        cgroup?.remove();
         timers.forEach(clearTimeout);
         stopWatching();
         signal?.removeEventListener('abort', onAbort);
@@ -365,12 +397,12 @@ export class LinuxSandbox implements ShellSandbox {
           const why = readbackError instanceof Error ? readbackError.message : String(readbackError);
           return resolve({ ok: false, reason: `its changes could not be read back (${why})`, aborted: false, stage: 'readback' });
         }
-        resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, readback });
+        resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, stoppedForProcesses, readback });
       };
       child.on('error', (error) => finish({ stage: 'start', reason: `it could not start (${error.message})` }));
       child.on('close', () => {
         void events.then(() => {
-          if (!started && !timedOut && !aborted) {
+          if (!started && !timedOut && !aborted && !stoppedForProcesses) {
             const why = failedStep ? SETUP_FAILURES[failedStep] ?? `setup step ${failedStep} failed` : 'it could not create its namespaces';
             const detail = diagnostics.trim().split('\n').slice(-2).join(' ').slice(0, 300);
             const stage = (failedStep && failedStep in SETUP_FAILURES ? failedStep : 'namespaces') as FailureStage;

@@ -28,7 +28,7 @@ export function resolveLimits(limits: SandboxLimits, defaults: { maxProcesses?: 
 
 /** A fork that failed for want of processes: bash retries it (for seconds), so seeing it is enough to stop. */
 const PROCESS_LIMIT = [/fork: retry: Resource temporarily unavailable/, /fork: Resource temporarily unavailable/, /\bspawn\b.*\bEAGAIN\b/, /can't fork/i, /cannot fork/i, /pthread_create.*Resource temporarily unavailable/i];
-const MEMORY_LIMIT = [/Cannot allocate memory/, /\bENOMEM\b/, /out of memory/i, /\bMemoryError\b/, /allocation failed/i, /std::bad_alloc/, /memory exhausted/i, /xmalloc: cannot allocate/];
+const MEMORY_LIMIT = [/Cannot allocate memory/, /\bENOMEM\b/, /out of memory/i, /\bMemoryError\b/, /allocation failed/i, /std::bad_alloc/, /memory exhausted/i, /xmalloc: cannot allocate/, /Fatal process OOM/, /reserve virtual memory/];
 
 /** True once the output shows the process limit was hit: the run is stopped there. */
 export function hitProcessLimit(output: string): boolean {
