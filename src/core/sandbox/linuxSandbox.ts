@@ -107,7 +107,11 @@ export class LinuxSandbox implements ShellSandbox {
       prepare: () => this.prepare(),
       trial: (request) => this.execute(request),
       tmpRoot: this.options.tmpRoot ?? os.tmpdir(),
-    });
+    }).then((answer) =>
+      answer.available && process.getuid?.() === 0 && !this.rootPidsCgroup()
+        ? { ...answer, limitsNote: 'the process limit cannot bind root here (no writable pids cgroup, and RLIMIT_NPROC exempts root)' }
+        : answer,
+    );
     return this.availability;
   }
 

@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { LandlockSandbox } from '../../../src/core/sandbox/landlockSandbox';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
+import { writablePidsCgroup } from '../../../src/core/sandbox/pidsCgroup';
 import type { SandboxLimits, SandboxResult, ShellSandbox } from '../../../src/core/sandbox/shellSandbox';
 import { treeSnapshot } from '../engine/engineKit';
 import { processesWith, sleep } from './sandboxKit';
@@ -75,7 +76,13 @@ export class LandlockKit {
 
 const connect = (target: string) => `node -e 'const s = require("net").connect(${target}); s.on("connect", () => { console.log("CONNECTED"); s.end(); }); s.on("error", (e) => console.log("refused: " + e.code + " " + e.message))'`;
 
+/** The host's root is bound by no RLIMIT_NPROC: a namespace fork bomb runs only where the pids cgroup caps it. */
+export function assertForkBombCapped(sandbox: ShellSandbox): void {
+  if (sandbox instanceof LinuxSandbox && process.getuid?.() === 0) assert.ok(writablePidsCgroup(), 'as root, the namespace backend needs a writable pids cgroup to bound processes; refusing to start a fork bomb without it');
+}
+
 async function forkBomb(kit: LandlockKit, sandbox: ShellSandbox): Promise<void> {
+  assertForkBombCapped(sandbox);
   const marker = `speculate-forkbomb-${process.pid}-${Date.now()}`;
   const started = Date.now();
   const result = await kit.run(sandbox, `bomb() { bomb | bomb & }; bomb; sleep 25 # ${marker}`, { timeoutMs: 30_000 }, sandbox instanceof LinuxSandbox);
