@@ -91,7 +91,12 @@ function runBwrap(workspace: string): Promise<void> {
 async function backendFigures(base: string, label: string, make: (tmpRoot: string) => ShellSandbox, writable: boolean, plainRunner: NodeProcessRunner): Promise<Figure[]> {
   const first: number[] = [];
   const later: number[] = [];
-  const bare = async () => (await timed(() => plainRunner.run('true', { cwd: base, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }))).ms;
+  const totals = { first: [] as number[], later: [] as number[], floor: [] as number[] };
+  const bare = async () => {
+    const ms = (await timed(() => plainRunner.run('true', { cwd: base, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }))).ms;
+    totals.floor.push(ms);
+    return ms;
+  };
   for (let i = 0; i < FIRST_SAMPLES; i++) {
     const dir = path.join(base, `${label}-first-${i}`);
     const workspace = path.join(dir, 'workspace');
@@ -103,18 +108,22 @@ async function backendFigures(base: string, label: string, make: (tmpRoot: strin
     const request: SandboxRunRequest = { command: 'true', cwd: workspace, workspace: { root: workspace, writable }, limits: LIMITS };
     const boxed = await timed(() => runOk(sandbox, request));
     first.push(boxed.ms - (await bare()));
+    totals.first.push(boxed.ms);
     if (i === 0) {
       await runOk(sandbox, request);
       for (let j = 0; j <= LATER_SAMPLES; j++) {
         const again = await timed(() => runOk(sandbox, request));
         const floor = await bare();
-        if (j > 0) later.push(again.ms - floor);
+        if (j > 0) {
+          later.push(again.ms - floor);
+          totals.later.push(again.ms);
+        }
       }
     }
   }
   return [
-    { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace (${FIRST_SAMPLES} samples)` },
-    { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same sandbox and workspace (${LATER_SAMPLES} samples); each command still sets up its own sandbox` },
+    { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace (${FIRST_SAMPLES} samples); median whole run ${median(totals.first).toFixed(1)} ms, ${(median(totals.first) / median(totals.floor)).toFixed(1)}x plain bash -c` },
+    { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same sandbox and workspace (${LATER_SAMPLES} samples); median whole run ${median(totals.later).toFixed(1)} ms, ${(median(totals.later) / median(totals.floor)).toFixed(1)}x plain bash -c; each command still sets up its own sandbox` },
   ];
 }
 
@@ -252,12 +261,18 @@ export default async function sandbox(): Promise<Figure[]> {
       ...(await backendFigures(base, 'Landlock', (tmpRoot) => new LandlockSandbox({ tmpRoot, hostEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: os.homedir(), LANG: 'C.UTF-8' } }), false, plainRunner)),
     ];
     const bwrap: number[] = [];
+    const bwrapTotals: number[] = [];
+    const bwrapFloor: number[] = [];
     for (let i = 0; i <= LATER_SAMPLES; i++) {
       const boxed = await timed(() => runBwrap(workspace));
       const bare = await timed(() => plainRunner.run('true', { cwd: workspace, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }));
-      if (i > 0) bwrap.push(boxed.ms - bare.ms);
+      if (i > 0) {
+        bwrap.push(boxed.ms - bare.ms);
+        bwrapTotals.push(boxed.ms);
+        bwrapFloor.push(bare.ms);
+      }
     }
-    backends.push({ name: 'bwrap (bubblewrap 0.8, same namespaces, workspace bound read-only): overhead over plain bash -c', unit: 'ms', samples: bwrap, note: `for comparison; no overlay, no read-back, no limits (${LATER_SAMPLES} samples)` });
+    backends.push({ name: 'bwrap (bubblewrap 0.8, same namespaces, workspace bound read-only): overhead over plain bash -c', unit: 'ms', samples: bwrap, note: `for comparison; no overlay, no read-back, no limits (${LATER_SAMPLES} samples); median whole run ${median(bwrapTotals).toFixed(1)} ms, ${(median(bwrapTotals) / median(bwrapFloor)).toFixed(1)}x plain bash -c` });
 
     const demo = demoFigures(await replayDemo(base, false), await replayDemo(base, true));
 
