@@ -4,6 +4,7 @@ import * as esbuild from 'esbuild';
 import { existsSync, cpSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { buildNative } from './scripts/build-native.mjs';
 
 const require = createRequire(import.meta.url);
 const args = new Set(process.argv.slice(2));
@@ -73,6 +74,10 @@ if (withTests) {
 }
 
 copyWasm('dist');
+// The Landlock sandbox's helper (C), next to the bundles that run it. `npm run package` sets
+// SPECULATE_NATIVE_ARCH for each platform package (vsce reruns this build as its prepublish step),
+// and SPECULATE_NATIVE_REQUIRED so that a package never ships without its helper.
+buildNative(join('dist', 'native'), process.env.SPECULATE_NATIVE_ARCH || process.arch, { required: process.env.SPECULATE_NATIVE_REQUIRED === '1' });
 if (withTests) {
   rmSync(testOut, { recursive: true, force: true });
   copyWasm(join(testOut, 'src/core/shell'));

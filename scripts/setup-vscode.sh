@@ -17,6 +17,10 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v rg >/dev/null 2>&1 || need_apt+=(ripgrep)
 # The sandbox brings up loopback in its network namespace with ip (SANDBOX.md); the rest is util-linux.
 command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || need_apt+=(iproute2)
+# The Landlock sandbox's helper is C, compiled by the build (scripts/build-native.mjs).
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+# `npm run bench -- sandbox` sets the backends beside Debian's bubblewrap.
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 [ -f /usr/include/gssapi/gssapi.h ] || [ -f "$server_main" ] || need_apt+=(libkrb5-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   if [ "$(id -u)" != 0 ]; then

@@ -2,12 +2,16 @@
 // `bash -c` measured in the same run, making 0 / 10 / 1000 earlier overlay writes visible to the
 // command, reading back 1 / 100 / 10 000 files the command changed, and on the recorded demo session
 // the share of suggestions that run ahead to the end without a boundary, with and without it.
-import { cp, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { chmod, cp, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { NodeProcessRunner } from '../../src/core/process/nodeProcessRunner';
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { LandlockSandbox } from '../../src/core/sandbox/landlockSandbox';
 import { LinuxSandbox } from '../../src/core/sandbox/linuxSandbox';
+import type { ShellSandbox } from '../../src/core/sandbox/shellSandbox';
 import { readBack } from '../../src/core/sandbox/readback';
 import type { SandboxLayer, SandboxRunRequest } from '../../src/core/sandbox/shellSandbox';
 import { startSpeculation, type SpeculationSnapshot } from '../../src/core/followup/speculation';
@@ -34,7 +38,7 @@ async function timed<T>(run: () => Promise<T>): Promise<{ ms: number; value: T }
   return { ms: performance.now() - start, value };
 }
 
-async function runOk(sandbox: LinuxSandbox, request: SandboxRunRequest): Promise<void> {
+async function runOk(sandbox: ShellSandbox, request: SandboxRunRequest): Promise<void> {
   const outcome = await sandbox.run(request);
   if (!outcome.ok) throw new Error(`sandbox bench: the run failed: ${outcome.reason}`);
   if (outcome.result.exitCode !== 0) throw new Error(`sandbox bench: the command failed: ${outcome.result.output}`);
@@ -51,6 +55,76 @@ async function makeLayer(dir: string, count: number): Promise<SandboxLayer> {
     files.push({ path: `src/pkg${Math.floor(i / 100)}/file${i}.ts`, contentPath, mode: 0o644 });
   }
   return { files, deletedFiles: [], deletedDirs: [] };
+}
+
+const FIRST_SAMPLES = 9;
+const LATER_SAMPLES = 31;
+
+/** bubblewrap (Debian's 0.8) with the namespaces the namespace backend makes, the system read-only and the workspace bound read-only (0.8 has no overlay). */
+function bwrapArgs(workspace: string): string[] {
+  const args = ['--unshare-user', '--unshare-pid', '--unshare-net', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--die-with-parent', '--new-session'];
+  for (const dir of ['/usr', '/etc', '/opt', '/bin', '/sbin', '/lib', '/lib32', '/lib64']) {
+    if (!existsSync(dir)) continue;
+    const info = lstatSync(dir);
+    args.push(...(info.isSymbolicLink() ? ['--symlink', readlinkSync(dir), dir] : ['--ro-bind', dir, dir]));
+  }
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp', '--ro-bind', workspace, workspace, '--chdir', workspace, '--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '/bin/bash', '--norc', '--noprofile', '-c', 'true');
+  return args;
+}
+
+function runBwrap(workspace: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bwrap', bwrapArgs(workspace), { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`sandbox bench: bwrap failed (${code}): ${stderr}`))));
+  });
+}
+
+/**
+ * Per-command overhead over a plain `bash -c true` (interleaved), for a speculation's first command
+ * (a sandbox whose probe is done, its first run in a workspace: environment and rules computed)
+ * and for each later one. Each command still sets up its own namespaces and mounts (one sandbox per
+ * speculation is not built yet), so later commands save only the cached environment.
+ */
+async function backendFigures(base: string, label: string, make: (tmpRoot: string) => ShellSandbox, writable: boolean, plainRunner: NodeProcessRunner): Promise<Figure[]> {
+  const first: number[] = [];
+  const later: number[] = [];
+  const totals = { first: [] as number[], later: [] as number[], floor: [] as number[] };
+  const bare = async () => {
+    const ms = (await timed(() => plainRunner.run('true', { cwd: base, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }))).ms;
+    totals.floor.push(ms);
+    return ms;
+  };
+  for (let i = 0; i < FIRST_SAMPLES; i++) {
+    const dir = path.join(base, `${label}-first-${i}`);
+    const workspace = path.join(dir, 'workspace');
+    await mkdir(workspace, { recursive: true });
+    await mkdir(path.join(dir, 'tmp'));
+    const sandbox = make(path.join(dir, 'tmp'));
+    const availability = await sandbox.probe();
+    if (!availability.available) throw new Error(`sandbox bench: ${label} is not available (${availability.reason})`);
+    const request: SandboxRunRequest = { command: 'true', cwd: workspace, workspace: { root: workspace, writable }, limits: LIMITS };
+    const boxed = await timed(() => runOk(sandbox, request));
+    first.push(boxed.ms - (await bare()));
+    totals.first.push(boxed.ms);
+    if (i === 0) {
+      await runOk(sandbox, request);
+      for (let j = 0; j <= LATER_SAMPLES; j++) {
+        const again = await timed(() => runOk(sandbox, request));
+        const floor = await bare();
+        if (j > 0) {
+          later.push(again.ms - floor);
+          totals.later.push(again.ms);
+        }
+      }
+    }
+  }
+  return [
+    { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace (${FIRST_SAMPLES} samples); median whole run ${median(totals.first).toFixed(1)} ms, ${(median(totals.first) / median(totals.floor)).toFixed(1)}x plain bash -c` },
+    { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same sandbox and workspace (${LATER_SAMPLES} samples); median whole run ${median(totals.later).toFixed(1)} ms, ${(median(totals.later) / median(totals.floor)).toFixed(1)}x plain bash -c; each command still sets up its own sandbox` },
+  ];
 }
 
 /** Suggestions the demo model makes that need a shell command: they finish only with the sandbox. */
@@ -116,6 +190,8 @@ function demoFigures(without: DemoOutcome, withSandbox: DemoOutcome): Figure[] {
 
 export default async function sandbox(): Promise<Figure[]> {
   const base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-bench-sandbox-')));
+  // As root, the Landlock backend runs commands as a user of their own, who must pass through to the workspace.
+  await chmod(base, 0o755);
   const workspace = path.join(base, 'workspace');
   await mkdir(path.join(workspace, 'src'), { recursive: true });
   await writeFile(path.join(workspace, 'package.json'), '{}\n');
@@ -180,12 +256,31 @@ export default async function sandbox(): Promise<Figure[]> {
       readbackFigures.push({ name: `reading back ${size} changed files`, unit: 'ms', samples, note: `walk of the upper folder, one write per new file (${READBACK_SAMPLES} samples)` });
     }
 
+    const backends = [
+      ...(await backendFigures(base, 'namespaces', (tmpRoot) => new LinuxSandbox({ tmpRoot, hostEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: os.homedir(), LANG: 'C.UTF-8' } }), true, plainRunner)),
+      ...(await backendFigures(base, 'Landlock', (tmpRoot) => new LandlockSandbox({ tmpRoot, hostEnv: { PATH: '/usr/local/bin:/usr/bin:/bin', HOME: os.homedir(), LANG: 'C.UTF-8' } }), false, plainRunner)),
+    ];
+    const bwrap: number[] = [];
+    const bwrapTotals: number[] = [];
+    const bwrapFloor: number[] = [];
+    for (let i = 0; i <= LATER_SAMPLES; i++) {
+      const boxed = await timed(() => runBwrap(workspace));
+      const bare = await timed(() => plainRunner.run('true', { cwd: workspace, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }));
+      if (i > 0) {
+        bwrap.push(boxed.ms - bare.ms);
+        bwrapTotals.push(boxed.ms);
+        bwrapFloor.push(bare.ms);
+      }
+    }
+    backends.push({ name: 'bwrap (bubblewrap 0.8, same namespaces, workspace bound read-only): overhead over plain bash -c', unit: 'ms', samples: bwrap, note: `for comparison; no overlay, no read-back, no limits (${LATER_SAMPLES} samples); median whole run ${median(bwrapTotals).toFixed(1)} ms, ${(median(bwrapTotals) / median(bwrapFloor)).toFixed(1)}x plain bash -c` });
+
     const demo = demoFigures(await replayDemo(base, false), await replayDemo(base, true));
 
     return [
       { name: 'sandboxed `true`, whole run', unit: 'ms', samples: sandboxed, note: `probe done; namespaces, mounts, keeper, read-back and clean-up (${START_SAMPLES} samples)` },
       { name: 'plain `bash -c true` (same run, interleaved)', unit: 'ms', samples: plain, note: 'NodeProcessRunner, the floor' },
       { name: 'sandbox start overhead over plain bash -c', unit: 'ms', samples: overhead, target: '≤ 30 ms median', note: `median ratio ${(median(sandboxed) / median(plain)).toFixed(1)}x` },
+      ...backends,
       ...layerFigures,
       ...readbackFigures,
       ...demo,

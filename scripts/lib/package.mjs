@@ -22,16 +22,29 @@ export function readmeWithInlineImages(markdown, root = repoRoot) {
   });
 }
 
-/** Runs vsce package; returns `out`. quiet: without vsce's listing of the files. */
-export function packageExtension(out, { quiet = false } = {}) {
+/** The platform packages `npm run package` makes (vsce's --target), and the architecture of each one's Landlock helper. */
+export const PLATFORM_TARGETS = { 'linux-x64': 'x64', 'linux-arm64': 'arm64' };
+
+/**
+ * Runs vsce package; returns `out`. quiet: without vsce's listing of the files. target: a vsce
+ * platform (PLATFORM_TARGETS) — the package holds the Landlock helper built for it, and the build
+ * fails rather than ship one without it; without a target, the helper of this machine goes in
+ * when it could be built (npm start, the packaging test).
+ */
+export function packageExtension(out, { quiet = false, target } = {}) {
+  const arch = target === undefined ? undefined : PLATFORM_TARGETS[target];
+  if (target !== undefined && arch === undefined) throw new Error(`package: unknown target ${target} (known: ${Object.keys(PLATFORM_TARGETS).join(', ')})`);
   const vsce = join(repoRoot, 'node_modules/@vscode/vsce/vsce');
   // vsce takes the README path relative to the extension's folder: a git-ignored one (out*/).
   const scratch = mkdtempSync(join(repoRoot, 'out-package-'));
   try {
     const readme = join(scratch, 'README.md');
     writeFileSync(readme, readmeWithInlineImages(readFileSync(join(repoRoot, 'README.md'), 'utf8')));
-    execFileSync(process.execPath, [vsce, 'package', ...VSCE_FLAGS, '--readme-path', relative(repoRoot, readme), '--out', out], {
+    // vsce runs the prepublish build (esbuild.mjs --production), which builds the helper for SPECULATE_NATIVE_ARCH.
+    const env = arch === undefined ? process.env : { ...process.env, SPECULATE_NATIVE_ARCH: arch, SPECULATE_NATIVE_REQUIRED: '1' };
+    execFileSync(process.execPath, [vsce, 'package', ...VSCE_FLAGS, ...(target ? ['--target', target] : []), '--readme-path', relative(repoRoot, readme), '--out', out], {
       cwd: repoRoot,
+      env,
       stdio: ['ignore', quiet ? 'ignore' : 'inherit', 'inherit'],
     });
   } finally {

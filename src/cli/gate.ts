@@ -7,14 +7,20 @@ import { toAbsolute } from '../core/fs/paths';
 import { isShellCommandReadOnly } from '../core/shell';
 import { createToolRegistry } from '../core/tools';
 import { commandNeeds } from '../core/sandbox/commandNeeds';
+import type { SandboxAvailability } from '../core/sandbox/shellSandbox';
 import { cliShellSandbox } from './sandbox';
 import { InputError, processJsonLines, requireString, type JsonLinesIo } from './jsonLines';
 
+/** What the gate needs to know of the probe: whether a sandbox runs, and whether it can take writes (namespaces) or read-only commands only (Landlock). */
+function sandboxContext(answer: SandboxAvailability) {
+  if (!answer.available) return { sandboxAvailable: false, commandNeeds };
+  return { sandboxAvailable: true, commandNeeds, sandboxWrites: answer.writes, ...(answer.why ? { sandboxWhy: answer.why } : {}) };
+}
 
 export async function runGate(io: JsonLinesIo): Promise<number> {
   const tools = createToolRegistry();
   const sandbox = cliShellSandbox();
-  let sandboxAvailable: Promise<boolean> | undefined;
+  let availability: Promise<SandboxAvailability> | undefined;
   const workspaces = new Map<string, Promise<NodeWorkspaceFs>>();
   const openWorkspace = (dir: string) => {
     let opened = workspaces.get(dir);
@@ -47,7 +53,7 @@ export async function runGate(io: JsonLinesIo): Promise<number> {
         const cwd = directory ? toAbsolute(fs.root, await fs.resolve(directory)) : fs.root;
         return isShellCommandReadOnly(command, { workspaceRoot: fs.root, cwd });
       },
-      ...(tools.get(tool)?.kind === 'shell' && sandbox ? { sandboxAvailable: await (sandboxAvailable ??= sandbox.probe().then((answer) => answer.available)), commandNeeds } : {}),
+      ...(tools.get(tool)?.kind === 'shell' && sandbox ? sandboxContext(await (availability ??= sandbox.probe())) : {}),
     });
     return { tool, decision: result.decision, reason: result.reason };
   });

@@ -28,6 +28,7 @@ import { ignoredWorkspaceSettingsText, trustedNowText, UNTRUSTED_WORKSPACE_TEXT,
 import { readSettings, updateSetting, type SpeculateSettings } from './settings';
 import { speculationUri, type SpeculationFileSystemProvider } from './speculationFs';
 import { SpeculationStatusBar } from './statusBar';
+import { describeBackend } from '../core/sandbox/chosenSandbox';
 import { ChatHistory } from './chatHistory';
 import { readChatSettings } from './chatSettings';
 import { ContextAttachments } from './contextAttachments';
@@ -230,7 +231,9 @@ export class SpeculateController implements vscode.Disposable {
     if (!sandbox || this.sandboxReported) return;
     this.sandboxReported = true;
     void sandbox.probe().then((answer) => {
-      if (answer.available) this.log(`Sandbox: shell commands run ahead in Linux namespaces over the speculation (${answer.backend}).`);
+      this.statusBar.sandboxNote = describeBackend(answer);
+      if (answer.available && answer.backend === 'landlock') this.log(`Sandbox: ${describeBackend(answer)}.`);
+      else if (answer.available) this.log(`Sandbox: shell commands run ahead in Linux namespaces over the speculation (${answer.backend}).`);
       else this.log(`Sandbox not available: ${answer.reason}. Commands that change files stop speculation.${answer.action ? ` ${answer.action}` : ''}`);
     });
   }

@@ -11,6 +11,9 @@ export type StatusBarState =
 export class SpeculationStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('speculate.status', vscode.StatusBarAlignment.Right, 100);
 
+  /** Which sandbox runs commands ahead here and why (the probe's answer), added to every tooltip. */
+  sandboxNote: string | undefined;
+
   constructor() {
     this.item.name = 'Speculate';
     this.item.command = 'speculate.previewChanges';
@@ -39,6 +42,7 @@ export class SpeculationStatusBar implements vscode.Disposable {
         this.item.tooltip = `Couldn't run ahead: ${status.error}. The chat works as usual; Tab still sends the suggestion.`;
         break;
     }
+    if (this.sandboxNote) this.item.tooltip = `${this.item.tooltip}\nSandbox: ${this.sandboxNote}.`;
     this.item.accessibilityInformation = { label: this.item.text.replace(/\$\([^)]*\)\s*/g, ''), role: 'button' };
     this.item.show();
   }

@@ -394,7 +394,7 @@ export class Speculation {
       overlayHasWrites: overlay.writtenFiles().length > 0,
       classifyShell: this.options.classifyShell,
       protectedPaths: this.options.toolContext?.protectedPaths,
-      ...(sandbox ? { sandboxAvailable: sandbox.available, commandNeeds } : {}),
+      ...(sandbox ? { sandboxAvailable: sandbox.available, commandNeeds, ...(sandbox.available ? { sandboxWrites: sandbox.writes, ...(sandbox.why ? { sandboxWhy: sandbox.why } : {}) } : {}) } : {}),
     });
     record.decision = decision.decision;
     if (decision.decision === 'boundary') {

@@ -43,6 +43,13 @@ export interface GateContext {
    * still stop (network, a person, the git repository). Absent or false: today's rules.
    */
   sandboxAvailable?: boolean;
+  /**
+   * 'none': this machine's sandbox (Landlock + seccomp) contains read-only commands only — it has
+   * no overlay, so a command there neither writes nor sees the speculated edits. Absent: 'overlay'.
+   */
+  sandboxWrites?: 'overlay' | 'none';
+  /** Why that sandbox and not the namespaces, for the reasons given (e.g. "user namespaces are switched off …"). */
+  sandboxWhy?: string;
   commandNeeds?: (command: string) => Promise<CommandNeed | null>;
 }
 
@@ -61,6 +68,11 @@ async function gateSandboxed(toolName: string, command: string, verdict: { readO
     return boundary('shell', toolName, `\`${command}\` could not be checked (${error instanceof Error ? error.message : String(error)})`);
   }
   if (need) return boundary('shell', toolName, `\`${command}\` ${NEED_WORDS[need.kind]}: ${need.detail}`);
+  if (context.sandboxWrites === 'none') {
+    const why = context.sandboxWhy ? ` (${context.sandboxWhy})` : '';
+    if (verdict.readOnly) return { decision: 'sandbox', reason: `read-only command, run in the Landlock sandbox${why}: the workspace read-only, no network`, writable: false };
+    return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason}). Commands that change files stop speculation here: this machine's sandbox is Landlock${why}, which contains read-only commands only (no overlay to take their writes)`);
+  }
   const writesAllowed = context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo';
   if (writesAllowed) return { decision: 'sandbox', reason: verdict.readOnly ? 'read-only command, run in the sandbox over the speculation' : 'runs in the sandbox; its writes go into the overlay', writable: true };
   if (verdict.readOnly) return { decision: 'sandbox', reason: 'read-only command, run in the sandbox with the workspace read-only', writable: false };
@@ -126,9 +138,9 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
       if (typeof command !== 'string' || command.trim() === '') {
         return boundary('shell', toolName, 'the command is missing');
       }
-      if (!context.sandboxAvailable && context.overlayHasWrites) {
+      if ((!context.sandboxAvailable || context.sandboxWrites === 'none') && context.overlayHasWrites) {
         // The command would read the real files, not the speculated edits: its answer would be stale.
-        return boundary('shell', toolName, `\`${command}\` would not see the speculated edits`);
+        return boundary('shell', toolName, `\`${command}\` would not see the speculated edits${context.sandboxAvailable ? ' (the Landlock sandbox here has no overlay to show them)' : ''}`);
       }
       let verdict: { readOnly: boolean; reason: string };
       try {

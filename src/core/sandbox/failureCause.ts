@@ -13,6 +13,11 @@ export interface FailureCauseInput {
   workspaceWritable: boolean;
   /** True when an absolute path the output names exists on the machine but the sandbox hides it. */
   hiddenPath: (absolute: string) => boolean;
+  /**
+   * The Landlock backend: a refusal (EACCES, "Permission denied", EPERM) is the sandbox's — it
+   * refuses every write outside its scratch folder and every socket — not the command's own failure.
+   */
+  deniedIsSandbox?: boolean;
 }
 
 const NETWORK = [
@@ -21,6 +26,8 @@ const NETWORK = [
   /no address associated with hostname/i, /getaddrinfo/i, /unable to access 'https?:/i, /failed to connect to/i,
 ];
 const READ_ONLY = [/\bEROFS\b/, /read-only file system/i];
+const DENIED = [/\bEACCES\b/, /permission denied/i, /\bEPERM\b/, /operation not permitted/i];
+const DENIED_NETWORK = /socket|connect|\/dev\/(tcp|udp)\/|https?:|\bEAI_|\bnet(work)?\b/i;
 const OWNERSHIP = [/\bEOVERFLOW\b/, /value too large for defined data type/i];
 const MISSING = /(ENOENT|no such file or directory|not found|does not exist|cannot find|can't open|could not open|permission denied|EACCES)/i;
 const ABSOLUTE_PATH = /(?:^|[\s'"`(=:])(\/[^\s'"`),:;]+)/g;
@@ -49,6 +56,16 @@ export function sandboxFailureCause(input: FailureCauseInput): SandboxBlock | nu
         detail: input.workspaceWritable ? `it writes outside the workspace ("${line}")` : `it writes files, which commands run without approval may not ("${line}")`,
       };
     }
+  }
+  if (input.deniedIsSandbox) {
+    const denied = output.split('\n').filter((line) => DENIED.some((pattern) => pattern.test(line)));
+    const network = denied.find((line) => DENIED_NETWORK.test(line));
+    if (network) return { kind: 'network', detail: `it needs the network or a service outside the sandbox ("${network.trim().slice(0, 200)}")` };
+    const hidden = denied.flatMap((line) => [...line.matchAll(ABSOLUTE_PATH)].map((match) => match[1])).find((named) => input.hiddenPath(named));
+    if (hidden && input.hostHome && (hidden === input.hostHome || hidden.startsWith(`${input.hostHome}/`))) {
+      return { kind: 'home', detail: `it needs ${hidden} from your home folder, which the sandbox does not show` };
+    }
+    if (denied[0]) return { kind: 'read-only', detail: `it writes files or reaches outside the workspace, which the Landlock sandbox refuses to commands run without approval ("${denied[0].trim().slice(0, 200)}")` };
   }
   for (const line of output.split('\n')) {
     if (!MISSING.test(line)) continue;

@@ -6,7 +6,9 @@
 export const CONTROL_PREFIX = 'speculate-sandbox ';
 
 /**
- * Positional arguments: mount umount pivot_root setpriv bash ip fstab skeleton cwd fsize-kb command.
+ * Positional arguments: mount umount pivot_root setpriv bash ip fstab skeleton cwd fsize-kb command
+ * address-space-kb cpu-seconds processes (resourceLimits.ts; the process limit counts this namespace's
+ * processes alone, except for the host's root, whom it never binds: a pids cgroup does that).
  * Control lines (fd 3): `pid <host pid>` first, then `started`, then `exit <status>`; `fail <step>`
  * when setup fails. Setup diagnostics go to stderr; the command's stdout and stderr share stdout.
  * Reading a line (or EOF) on stdin after `exit` lets it end, and with it every namespace. Fd 4 is a
@@ -31,7 +33,7 @@ if [ -n "$6" ]; then "$6" link set lo up 2>/dev/null 3>&- 4>&- & lo=$!; fi
 "$1" -a -T "$7" || { say fail mount; exit 90; }
 cd -- "$8" && "$3" . . && "$2" -l . && cd / || { say fail pivot; exit 91; }
 cd -- "$9" || { say fail cwd; exit 92; }
-ulimit -f "\${10}" || { say fail limits; exit 93; }
+ulimit -f "\${10}" -v "\${12}" -t "\${13}" -u "\${14}" || { say fail limits; exit 93; }
 if [ -n "\${lo-}" ]; then wait "$lo"; fi
 trap 'kill -KILL -1 2>/dev/null' TERM
 "$4" --no-new-privs --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$5" --norc --noprofile -c "\${11}" </dev/null 2>&1 3>&- 4>&- &
@@ -59,6 +61,9 @@ export interface KeeperArgs {
   cwd: string;
   maxFileKb: number;
   command: string;
+  maxMemoryKb: number;
+  cpuSeconds: number;
+  maxProcesses: number;
 }
 
 export function keeperArgv(args: KeeperArgs): string[] {
@@ -77,6 +82,9 @@ export function keeperArgv(args: KeeperArgs): string[] {
     args.cwd,
     String(Math.max(1, Math.ceil(args.maxFileKb))),
     args.command,
+    String(Math.max(1, Math.ceil(args.maxMemoryKb))),
+    String(Math.max(1, Math.ceil(args.cpuSeconds))),
+    String(Math.max(1, Math.floor(args.maxProcesses))),
   ];
 }
 

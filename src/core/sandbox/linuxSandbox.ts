@@ -12,7 +12,6 @@
 // that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
 // loopback device without iproute2) is not needed for what SANDBOX.md promises.
 import { spawn } from 'node:child_process';
-import { lstat, readdir, statfs } from 'node:fs/promises';
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -28,6 +27,9 @@ import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sand
 import { makeWhiteout, ScratchSpace } from './scratch';
 import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
+import { runCgroup, writablePidsCgroup } from './pidsCgroup';
+import { hitProcessLimit, limitProblem, resolveLimits } from './resourceLimits';
+import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
   /** Where the sandbox keeps its run folders; defaults to the OS temp folder. */
@@ -39,6 +41,8 @@ export interface LinuxSandboxOptions {
   /** For tests of the not-available paths: the platform and the folder with the kernel's sysctls. */
   platform?: NodeJS.Platform;
   sysctlDir?: string;
+  /** Defaults for what a command may use when the request names none (resourceLimits.ts). */
+  limits?: { maxProcesses?: number; maxMemoryBytes?: number };
 }
 
 interface Prepared {
@@ -64,6 +68,8 @@ const SETUP_FAILURES: Record<string, string> = {
   cwd: 'the working folder does not exist inside it',
   limits: 'its limits could not be set',
 };
+/** The keeper and the bash it runs the command with, counted by the process limit beside the command's own. */
+const KEEPER_PROCESSES = 3;
 /** Exit statuses above this are 128 + the signal that ended the command (bash's convention). */
 const SIGNAL_BASE = 128;
 
@@ -86,6 +92,14 @@ export class LinuxSandbox implements ShellSandbox {
     this.hostEnv = options.hostEnv ?? process.env;
   }
 
+  private pidsCgroup: string | null | undefined;
+
+  /** Where root's runs get their pids cgroup; null when not root or none is writable. */
+  private rootPidsCgroup(): string | null {
+    if (this.pidsCgroup === undefined) this.pidsCgroup = process.getuid?.() === 0 ? writablePidsCgroup() ?? null : null;
+    return this.pidsCgroup;
+  }
+
   probe(): Promise<SandboxAvailability> {
     this.availability ??= probeLinuxSandbox({
       platform: this.options.platform ?? process.platform,
@@ -93,7 +107,11 @@ export class LinuxSandbox implements ShellSandbox {
       prepare: () => this.prepare(),
       trial: (request) => this.execute(request),
       tmpRoot: this.options.tmpRoot ?? os.tmpdir(),
-    });
+    }).then((answer) =>
+      answer.available && process.getuid?.() === 0 && !this.rootPidsCgroup()
+        ? { ...answer, limitsNote: 'the process limit cannot bind root here (no writable pids cgroup, and RLIMIT_NPROC exempts root)' }
+        : answer,
+    );
     return this.availability;
   }
 
@@ -210,7 +228,7 @@ export class LinuxSandbox implements ShellSandbox {
     const startedAt = Date.now();
     const ran = await this.spawnKeeper(request, tools, env, fstab, skeleton, { upper, lowerLayer, writable: workspace.writable, runDir });
     if (!ran.ok) return ran;
-    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize } = ran;
+    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize, stoppedForProcesses } = ran;
     const problems: SandboxProblem[] = [...(readback?.problems ?? [])];
     const exitCodeOrSignal = exitStatus !== null && exitStatus > SIGNAL_BASE ? signalName(exitStatus) : null;
     // RLIMIT_FSIZE stops a single file at the limit with SIGXFSZ (bash reports it for a pipeline's member).
@@ -221,6 +239,8 @@ export class LinuxSandbox implements ShellSandbox {
     if (stoppedForSize) problems.push({ kind: 'too-large', path: '', detail: `it wrote more than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
     const exitCode = exitStatus === null ? null : exitStatus > SIGNAL_BASE && signalName(exitStatus) ? null : exitStatus;
     const signal = exitStatus !== null && exitCode === null ? signalName(exitStatus) : timedOut ? 'SIGKILL' : null;
+    const limit = limitProblem({ exitCode, signal, output, stoppedForProcesses }, resolveLimits(limits, this.options.limits));
+    if (limit) problems.push(limit);
     const hostHome = this.hostEnv.HOME && path.isAbsolute(this.hostEnv.HOME) && this.hostEnv.HOME !== '/' ? path.resolve(this.hostEnv.HOME) : undefined;
     const result: SandboxResult = {
       exitCode,
@@ -245,21 +265,26 @@ export class LinuxSandbox implements ShellSandbox {
     skeleton: string,
     where: { upper: string; lowerLayer: string | undefined; writable: boolean; runDir: string },
   ): Promise<
-    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; readback: Readback | undefined }
+    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; stoppedForProcesses: boolean; readback: Readback | undefined }
     | Failure
   > {
     const { limits, signal } = request;
+    const resolved = resolveLimits(limits, this.options.limits);
     const argv = [
       '--user', '--map-current-user', '--keep-caps', '--mount', '--net', '--pid', '--ipc', '--uts', '--cgroup', '--fork', '--kill-child', '--',
       // --norc: bash sources ~/.bashrc when its stdin is a socket (Node's pipes are), even for -c.
       tools.bash,
       '--norc',
       '--noprofile',
-      ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command }),
+      ...keeperArgv({ ...tools, fstab, skeleton, cwd: request.cwd, maxFileKb: limits.maxWriteBytes / 1024, command: request.command, maxMemoryKb: resolved.memoryBytes / 1024, cpuSeconds: resolved.cpuSeconds, maxProcesses: resolved.processes + KEEPER_PROCESSES }),
     ];
+    // The host's root: RLIMIT_NPROC does not bind it, a pids cgroup does (joined before unshare starts).
+    const cgroup = this.rootPidsCgroup() ? runCgroup(this.rootPidsCgroup()!, resolved.processes + KEEPER_PROCESSES + 1) : undefined;
+    const program = cgroup ? '/bin/sh' : tools.unshare;
+    const programArgs = cgroup ? ['-c', 'echo 0 > "$0" && exec "$@"', cgroup.procs, tools.unshare, ...argv] : argv;
     return new Promise((resolve) => {
       // Fd 4 is the keeper's lifeline (see keeper.ts); --kill-child ends the keeper if unshare is killed first.
-      const child = spawn(tools.unshare, argv, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
+      const child = spawn(program, programArgs, { cwd: '/', env, stdio: ['pipe', 'pipe', 'pipe', 'pipe', 'pipe'], detached: true });
       const output = new OutputCap(limits.maxOutputBytes);
       const channel = new KeeperChannel();
       let diagnostics = '';
@@ -270,6 +295,8 @@ export class LinuxSandbox implements ShellSandbox {
       let timedOut = false;
       let aborted = false;
       let stoppedForSize = false;
+      let stoppedForProcesses = false;
+      let recent = '';
       let readback: Readback | undefined;
       let readbackError: unknown;
       let settled = false;
@@ -310,10 +337,10 @@ export class LinuxSandbox implements ShellSandbox {
         }, limits.timeoutMs),
       );
       const stopWatching = where.writable
-        ? this.watchWrites(where.runDir, limits.maxWriteBytes, where.upper, () => {
+        ? watchWrites(where.runDir, limits.maxWriteBytes, where.upper, () => {
             stoppedForSize = true;
             stop();
-          })
+          }, this.options.writeCheckMs)
         : () => undefined;
 
       const onEvent = async (event: KeeperEvent) => {
@@ -347,7 +374,15 @@ export class LinuxSandbox implements ShellSandbox {
       child.stdio[3]?.on('data', (chunk: Buffer) => {
         for (const event of channel.feed(chunk.toString('utf8'))) events = events.then(() => onEvent(event));
       });
-      child.stdout?.on('data', (chunk: Buffer) => output.add(chunk));
+      child.stdout?.on('data', (chunk: Buffer) => {
+        output.add(chunk);
+        // A fork bomb makes bash retry for seconds: the first refusal is enough to stop it.
+        recent = (recent + chunk.toString('utf8')).slice(-512);
+        if (!stoppedForProcesses && hitProcessLimit(recent)) {
+          stoppedForProcesses = true;
+          stop();
+        }
+      });
       child.stderr?.on('data', (chunk: Buffer) => {
         if (diagnostics.length < 8192) diagnostics += chunk.toString('utf8');
       });
@@ -356,6 +391,7 @@ export class LinuxSandbox implements ShellSandbox {
       const finish = (failure?: { stage: FailureStage; reason: string }) => {
         if (settled) return;
         settled = true;
+        cgroup?.remove();
         timers.forEach(clearTimeout);
         stopWatching();
         signal?.removeEventListener('abort', onAbort);
@@ -365,12 +401,12 @@ export class LinuxSandbox implements ShellSandbox {
           const why = readbackError instanceof Error ? readbackError.message : String(readbackError);
           return resolve({ ok: false, reason: `its changes could not be read back (${why})`, aborted: false, stage: 'readback' });
         }
-        resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, readback });
+        resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, stoppedForProcesses, readback });
       };
       child.on('error', (error) => finish({ stage: 'start', reason: `it could not start (${error.message})` }));
       child.on('close', () => {
         void events.then(() => {
-          if (!started && !timedOut && !aborted) {
+          if (!started && !timedOut && !aborted && !stoppedForProcesses) {
             const why = failedStep ? SETUP_FAILURES[failedStep] ?? `setup step ${failedStep} failed` : 'it could not create its namespaces';
             const detail = diagnostics.trim().split('\n').slice(-2).join(' ').slice(0, 300);
             const stage = (failedStep && failedStep in SETUP_FAILURES ? failedStep : 'namespaces') as FailureStage;
@@ -381,47 +417,4 @@ export class LinuxSandbox implements ShellSandbox {
       });
     });
   }
-
-  /**
-   * Stops a command that writes more than it may: the disk's free space is cheap to ask, and only
-   * when it dropped by more than the limit is the upper folder itself measured.
-   */
-  private watchWrites(runDir: string, maxBytes: number, upper: string, onTooLarge: () => void): () => void {
-    const every = this.options.writeCheckMs ?? 500;
-    let baseline: number | undefined;
-    let stopped = false;
-    let timer: NodeJS.Timeout | undefined;
-    const free = async () => {
-      const info = await statfs(runDir);
-      return info.bavail * info.bsize;
-    };
-    void free().then((value) => (baseline = value)).catch(() => undefined);
-    const check = async () => {
-      try {
-        if (baseline !== undefined && baseline - (await free()) > maxBytes && (await treeBytes(upper)) > maxBytes) {
-          if (!stopped) onTooLarge();
-          return;
-        }
-      } catch {
-        // The run is ending; nothing left to watch.
-        return;
-      }
-      if (!stopped) timer = setTimeout(() => void check(), every);
-    };
-    timer = setTimeout(() => void check(), every);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }
-}
-
-async function treeBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const child = path.join(dir, entry.name);
-    if (entry.isDirectory()) total += await treeBytes(child);
-    else if (entry.isFile()) total += (await lstat(child)).size;
-  }
-  return total;
 }

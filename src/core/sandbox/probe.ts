@@ -16,7 +16,7 @@ export interface ProbeInput {
   trial: (request: SandboxRunRequest) => Promise<SandboxOutcome | LinuxRunFailure>;
 }
 
-const BACKEND = 'linux-namespaces';
+const BACKEND = 'linux-namespaces' as const;
 const PLATFORM_NAMES: Partial<Record<NodeJS.Platform, string>> = { darwin: 'macOS', win32: 'Windows', freebsd: 'FreeBSD', openbsd: 'OpenBSD' };
 const TRIAL_COMMAND = [
   'test "$(cat kept.txt)" = layered',
@@ -99,7 +99,7 @@ export async function probeLinuxSandbox(input: ProbeInput): Promise<SandboxAvail
       if (JSON.stringify(seen) !== JSON.stringify(expected)) {
         return unavailable(`the overlay did not report the trial's changes as expected (saw: ${seen.join(', ') || 'nothing'})`, null);
       }
-      return { available: true, backend: BACKEND };
+      return { available: true, backend: BACKEND, writes: 'overlay' };
     } finally {
       await result.dispose();
     }

@@ -2,7 +2,8 @@
 // after every run — including the overlay's work folder, which the kernel leaves with mode 000 —
 // and those of processes that died, at the first run of the next one.
 import { execFile } from 'node:child_process';
-import { chmodSync, lstatSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, lstatSync, mkdirSync, rmdirSync, rmSync } from 'node:fs';
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import * as path from 'node:path';
 
@@ -14,15 +15,15 @@ function uid(): string {
   return typeof process.getuid === 'function' ? String(process.getuid()) : 'user';
 }
 
-/** Creates a folder that only we can use; refuses one that is a symlink or someone else's. */
-function privateDirectory(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+/** Creates a folder that only we can use (or only pass through: 0711); refuses one that is a symlink or someone else's. */
+function privateDirectory(dir: string, mode = 0o700): void {
+  mkdirSync(dir, { recursive: true, mode });
   const info = lstatSync(dir);
   const ours = typeof process.getuid !== 'function' || info.uid === process.getuid();
   if (!info.isDirectory() || !ours) {
     throw new Error(`The sandbox's folder ${dir} is a symlink or belongs to another user; remove it or point TMPDIR at a private folder.`);
   }
-  if ((info.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  if ((info.mode & 0o777) !== mode) chmodSync(dir, mode);
 }
 
 /** Removes a tree even where the command (or the kernel) left folders we may not enter or change. */
@@ -67,8 +68,12 @@ export class ScratchSpace {
   private runs = 0;
   private active = 0;
 
-  constructor(tmpRoot: string) {
-    this.base = path.join(tmpRoot, `speculate-sandbox-${uid()}`);
+  /**
+   * `openTo`: the uid a command runs as when it is not ours (root's Landlock runs): it may pass
+   * through the parent folders (0711, unlistable) and owns its run folder, whose name it cannot guess.
+   */
+  constructor(tmpRoot: string, private readonly options: { name?: string; openTo?: number } = {}) {
+    this.base = path.join(tmpRoot, `${options.name ?? 'speculate-sandbox'}-${uid()}`);
     this.own = path.join(this.base, String(process.pid));
   }
 
@@ -84,14 +89,17 @@ export class ScratchSpace {
   async runFolder(): Promise<string> {
     this.active++;
     try {
-      privateDirectory(this.base);
+      const openTo = this.options.openTo;
+      const mode = openTo === undefined ? 0o700 : 0o711;
+      privateDirectory(this.base, mode);
       if (!this.cleanedDead) {
         this.cleanedDead = true;
         await this.removeDeadRuns();
       }
-      privateDirectory(this.own);
-      const dir = path.join(this.own, `run-${++this.runs}`);
+      privateDirectory(this.own, mode);
+      const dir = path.join(this.own, `run-${++this.runs}${openTo === undefined ? '' : `-${randomBytes(12).toString('hex')}`}`);
       mkdirSync(dir, { mode: 0o700 });
+      if (openTo !== undefined) chownSync(dir, openTo, openTo);
       return dir;
     } catch (error) {
       this.active--;

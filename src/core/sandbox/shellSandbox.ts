@@ -3,7 +3,19 @@
 
 /** Whether commands can run sandboxed here; the reason (and what to do) when not. Cached per process. */
 export type SandboxAvailability =
-  | { available: true; backend: string }
+  | {
+      available: true;
+      /** 'linux-namespaces' (SANDBOX.md's recipe) or 'landlock' (Landlock + seccomp where namespaces are refused). */
+      backend: SandboxBackend;
+      /** 'overlay': a command's writes land in the speculation's overlay; 'none': this backend contains read-only commands only, and commands that write stay boundaries. */
+      writes: 'overlay' | 'none';
+      /** Why this backend and not the first choice, in words (the namespace probe's reason); absent for namespaces. */
+      why?: string;
+      /** The kernel's Landlock ABI, for the landlock backend. */
+      abi?: number;
+      /** A limit (SANDBOX.md, "Limits") this backend cannot enforce here, in words. */
+      limitsNote?: string;
+    }
   | {
       available: false;
       /** What is missing, in words, e.g. "unprivileged user namespaces are switched off (Ubuntu's AppArmor restriction)". */
@@ -34,12 +46,18 @@ export interface SandboxWorkspace {
   layer?: SandboxLayer;
 }
 
+export type SandboxBackend = 'linux-namespaces' | 'landlock';
+
 export interface SandboxLimits {
   timeoutMs: number;
   /** Combined stdout+stderr kept; the middle of a longer output is cut. */
   maxOutputBytes: number;
   /** Bytes the command may write (workspace, HOME, TMPDIR together); more stops it and is reported as a problem. */
   maxWriteBytes: number;
+  /** Processes (threads) the command may run at once; absent: the sandbox's default (resourceLimits.ts). */
+  maxProcesses?: number;
+  /** Address space of each of its processes, in bytes; absent: the sandbox's default. */
+  maxMemoryBytes?: number;
 }
 
 export interface SandboxRunRequest {
@@ -69,7 +87,7 @@ export type SandboxChange =
  * means the run's changes are not taken (a boundary in speculation).
  */
 export interface SandboxProblem {
-  kind: 'symlink' | 'special-file' | 'git' | 'too-large';
+  kind: 'symlink' | 'special-file' | 'git' | 'too-large' | 'limit';
   /** Workspace-relative path ('' when the problem is not about one path). */
   path: string;
   /** In words, for the boundary shown to the user. */

@@ -127,7 +127,7 @@ describe('headless CLI with the sandbox', function () {
     });
   });
 
-  it('where user namespaces are switched off (a real sysctl, set in a user namespace of its own), gate answers as without the sandbox and speculate stops at the command, saying why and what to do', async function () {
+  it('where user namespaces are switched off (a real sysctl, set in a user namespace of its own), gate sends read-only commands to the Landlock sandbox and speculate stops at a writing command, saying why', async function () {
     // user.max_user_namespaces is per user namespace: 0 in a child namespace switches them off for
     // the CLI inside it alone, as the sysctl does for a whole machine.
     const model = new ScriptedServer();
@@ -138,14 +138,17 @@ describe('headless CLI with the sandbox', function () {
       const spawnOff = (args: string[], input: string) => run(args, input, { TMPDIR: join(scratch, 'tmp') }, namespacesOff);
       const gate = await spawnOff(['gate'], [JSON.stringify({ tool: 'run_shell_command', args: { command: 'npm test' }, approvalMode: 'auto-edit', workspace }), JSON.stringify({ tool: 'run_shell_command', args: { command: 'ls' }, approvalMode: 'default', workspace })].join('\n'));
       assert.equal(gate.code, 0, gate.stderr);
-      assert.deepEqual(gate.stdout.trim().split('\n').map((text) => (JSON.parse(text) as { decision: string }).decision), ['boundary', 'allow']);
+      const answers = gate.stdout.trim().split('\n').map((text) => JSON.parse(text) as { decision: string; reason: string });
+      assert.deepEqual(answers.map((answer) => answer.decision), ['boundary', 'sandbox']);
+      assert.match(answers[1].reason, /Landlock sandbox \(user namespaces are switched off \(user\.max_user_namespaces = 0\)\)/);
+      assert.match(answers[0].reason, /this machine's sandbox is Landlock/);
       const result = await spawnOff(['speculate', '--workspace', workspace, '--base-url', model.baseUrl, '--model', 'm', '--suggestion', 'run the tests', '--approval-mode', 'auto-edit', '--state-dir', join(scratch, 'state')], '');
       assert.equal(result.code, 0, result.stderr);
       const out = JSON.parse(result.stdout) as { status: string; boundary: { type: string; detail: string } | null; toolCalls: { decision: string; executed: boolean }[] };
       assert.equal(out.status, 'boundary');
       assert.deepEqual(out.toolCalls.map((c) => [c.decision, c.executed]), [['boundary', false]]);
       assert.equal(out.boundary?.type, 'shell');
-      assert.match(out.boundary?.detail ?? '', /Commands that change files stop speculation here: user namespaces are switched off \(user\.max_user_namespaces = 0\)\. Allow them with `sudo sysctl -w user\.max_user_namespaces=15000`/);
+      assert.match(out.boundary?.detail ?? '', /Commands that change files stop speculation here: this machine's sandbox is Landlock \(user namespaces are switched off \(user\.max_user_namespaces = 0\)\), which contains read-only commands only/);
     } finally {
       await model.close();
     }

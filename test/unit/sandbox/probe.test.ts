@@ -74,7 +74,7 @@ describe('sandbox probe', () => {
     const sandbox = new LinuxSandbox({ tmpRoot: dir });
     const first = sandbox.probe();
     assert.equal(sandbox.probe(), first, 'one probe per sandbox');
-    assert.deepEqual(await first, { available: true, backend: 'linux-namespaces' });
+    assert.deepEqual(await first, { available: true, backend: 'linux-namespaces', writes: 'overlay' });
     assert.deepEqual((await readdir(dir)).filter((name) => name !== 'speculate-sandbox-' + process.getuid?.()), []);
   });
 });

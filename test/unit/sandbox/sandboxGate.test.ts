@@ -71,4 +71,19 @@ describe('speculation gate with a sandbox', () => {
     const stale = await decide('ls -la', 'auto-edit', false, true);
     assert.ok(stale.decision === 'boundary' && /would not see the speculated edits/.test(stale.boundary.detail));
   });
+
+  it('Landlock (no overlay): read-only commands run there with the workspace read-only in every mode; writing ones and commands after edits stop, naming the backend', async () => {
+    const landlock = (mode: ApprovalMode, overlayHasWrites = false): GateContext => ({ ...context(mode, true, overlayHasWrites), sandboxWrites: 'none', sandboxWhy: 'user namespaces are switched off (user.max_user_namespaces = 0)' });
+    for (const mode of ['plan', 'default', 'auto-edit', 'yolo'] as const) {
+      const reading = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'ls -la' }, landlock(mode));
+      assert.equal(summary(reading), 'sandbox read-only', mode);
+      assert.match(reading.reason, /Landlock sandbox \(user namespaces are switched off/);
+      const writing = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'npm test' }, landlock(mode));
+      assert.ok(writing.decision === 'boundary' && /this machine's sandbox is Landlock .*read-only commands only/.test(writing.boundary.detail), `${mode}: ${writing.reason}`);
+      const stale = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'cat a.txt' }, landlock(mode, true));
+      assert.ok(stale.decision === 'boundary' && /would not see the speculated edits \(the Landlock sandbox/.test(stale.reason), mode);
+      const network = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'npm install' }, landlock(mode));
+      assert.equal(network.decision, 'boundary', mode);
+    }
+  });
 });

@@ -10,6 +10,7 @@ import { LinuxSandbox, UnavailableSandbox, type ShellSandbox } from '../../../sr
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import { makeWorld, listBelow, treeSnapshot, OUTSIDE_SECRET, type EngineWorld } from '../engine/engineKit';
 import { fixtureSettled, processesWith, sleep } from './sandboxKit';
+import { assertForkBombCapped } from './landlockScenarios';
 
 const GREET = 'exports.greet = (n) => `Hello, ${n}!`;\n';
 const GREET_WITH_FAREWELL = 'exports.greet = (n) => `Hello, ${n}!`;\n\nexports.farewell = (n) => `Goodbye, ${n}!`;\n';
@@ -36,6 +37,31 @@ describe('speculation with the sandbox (real namespaces)', function () {
   }
 
   const sandboxLeftovers = async () => (await listBelow(world.tmpRoot)).filter((entry) => entry.startsWith('speculate-sandbox-') && entry.includes('/'));
+
+  it('a fork bomb and a memory hog in a speculation end as boundaries naming the limit, within the time limit, leaving no process', async () => {
+    await setUp({ 'a.txt': 'a\n' });
+    const limited = new LinuxSandbox({ tmpRoot: world.tmpRoot, hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: path.join(world.parent, 'home') }, limits: { maxProcesses: 32, maxMemoryBytes: 1024 * 1024 * 1024 } });
+    world.services.toolContext.shellSandbox = limited;
+    world.services.toolContext.sandboxLimits = { timeoutMs: 30_000, maxWriteBytes: 64 * 1024 * 1024 };
+    assertForkBombCapped(limited);
+    const marker = `speculate-spec-forkbomb-${process.pid}`;
+    const cases = [
+      { command: `bomb() { bomb | bomb & }; bomb; sleep 25 # ${marker}`, limit: /the process limit, 32/ },
+      { command: `node -e 'const kept = []; for (;;) kept.push(Buffer.alloc(64 * 1024 * 1024, 1))'`, limit: /the memory limit, 1024 MB/ },
+    ];
+    for (const { command, limit } of cases) {
+      world.server.setScript([{ toolCalls: [{ name: 'run_shell_command', arguments: { command } }] }, { text: 'never' }]);
+      const started = Date.now();
+      const final = await world.speculate('run it').done;
+      assert.ok(Date.now() - started < 30_000, 'it ended before the time limit');
+      assert.equal(final.status, 'boundary', final.error ?? '');
+      assert.equal(final.boundary?.type, 'shell');
+      assert.match(final.boundary?.detail ?? '', limit);
+      for (let i = 0; i < 100 && processesWith(marker).length > 0; i++) await sleep(50);
+      assert.deepEqual(processesWith(marker), [], 'no process is left');
+    }
+    assert.equal(await world.read('a.txt'), 'a\n');
+  });
 
   it('edits a file, then runs the tests, which pass only because they see the edit; accept applies the edit', async () => {
     await setUp({ 'package.json': '{ "name": "demo", "private": true, "scripts": { "test": "node --test" } }\n', 'src/greet.js': GREET, 'test/greet.test.js': TEST_FILE });
