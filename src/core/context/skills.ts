@@ -18,6 +18,13 @@ export const MAX_SKILL_NAME_CHARS = 64;
 export const MAX_SKILL_DESCRIPTION_CHARS = 1024;
 /** Files of a skill listed when it is loaded. */
 const MAX_SKILL_FILES = 50;
+/**
+ * Skill folders looked at in each place, by name: the catalog is read every turn, and a repository
+ * may hold thousands of folders there to slow each turn down.
+ */
+export const MAX_SKILL_FOLDERS = 200;
+/** What the catalog reads of each SKILL.md: enough for its front matter (the body is the skill tool's). */
+export const MAX_SKILL_HEAD_BYTES = 16 * 1024;
 const SKILL_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
 export type SkillSource = 'workspace' | 'user';
@@ -59,7 +66,11 @@ export class AgentSkills {
   async catalog(workspace: WorkspaceFs): Promise<SkillCatalog> {
     const skills = new Map<string, SkillSummary>();
     const problems: SkillProblem[] = [];
-    for (const folder of [...(await this.userFolders()), ...(await workspaceFolders(workspace))]) {
+    const [user, inWorkspace] = await Promise.all([this.userFolders(), workspaceFolders(workspace)]);
+    for (const place of [user, inWorkspace]) {
+      if (place.leftOut > 0) problems.push({ path: place.base, reason: `holds ${place.leftOut + MAX_SKILL_FOLDERS} folders; only the first ${MAX_SKILL_FOLDERS} by name were looked at` });
+    }
+    for (const folder of [...user.folders, ...inWorkspace.folders]) {
       const parsed = await summarize(folder);
       if ('reason' in parsed) {
         problems.push(parsed);
@@ -77,7 +88,6 @@ export class AgentSkills {
 
   /** The skill tool: SKILL.md in full (bounded), then the files beside it. */
   async load(name: string, workspace: WorkspaceFs): Promise<{ ok: true; text: string } | { ok: false; error: string }> {
-    const folders = [...(await this.userFolders()), ...(await workspaceFolders(workspace))];
     const { skills, problems } = await this.catalog(workspace);
     const skill = skills.find((s) => s.name === name);
     if (!skill) {
@@ -86,7 +96,9 @@ export class AgentSkills {
       const names = skills.map((s) => s.name);
       return { ok: false, error: `There is no skill named "${name}". ${names.length ? `Installed skills: ${names.join(', ')}.` : 'No skills are installed.'}` };
     }
-    const folder = folders.find((f) => f.source === skill.source && f.folder === skill.folder)!;
+    const places = skill.source === 'user' ? await this.userFolders() : await workspaceFolders(workspace);
+    const folder = places.folders.find((f) => f.folder === skill.folder);
+    if (!folder) return { ok: false, error: `The skill "${name}" changed while loading it (its folder is gone); try again.` };
     const read = await folder.read(MAX_SKILL_BYTES);
     const parsed = read ? parseFrontMatter(read.text) : undefined;
     if (!read || !parsed?.ok) return { ok: false, error: `The skill "${name}" changed while loading it (${folder.skillFile} is unreadable now); try again.` };
@@ -103,56 +115,62 @@ export class AgentSkills {
     return { ok: true, text: parts.join('\n') };
   }
 
-  private async userFolders(): Promise<SkillFolder[]> {
+  private async userFolders(): Promise<SkillPlace> {
     const home = this.options.homeDir;
-    if (!home) return [];
+    if (!home) return { base: '', folders: [], leftOut: 0 };
     const base = path.join(home, ...SKILLS_FOLDER.split('/'));
     const names = await nodeFs.readdir(base, { withFileTypes: true }).catch(() => []);
-    return names
-      .filter((entry) => entry.isDirectory() || entry.isSymbolicLink())
-      .map((entry) => entry.name)
-      .sort()
-      .map((folderName): SkillFolder => {
-        const folder = path.join(base, folderName);
-        const skillFile = path.join(folder, 'SKILL.md');
-        return {
-          source: 'user',
-          folderName,
-          folder,
-          skillFile,
-          read: (maxBytes) => readTextPrefix(skillFile, maxBytes),
-          files: () => listNodeFiles(folder),
-        };
-      });
-  }
-}
-
-async function workspaceFolders(workspace: WorkspaceFs): Promise<SkillFolder[]> {
-  const entries = await workspace.list(SKILLS_FOLDER).catch(() => []);
-  return entries
-    .filter((entry) => entry.type === 'directory')
-    .map((entry) => entry.name)
-    .sort()
-    .map((folderName): SkillFolder => {
-      const folder = `${SKILLS_FOLDER}/${folderName}`;
-      const skillFile = `${folder}/SKILL.md`;
+    return bounded(base, names.filter((entry) => entry.isDirectory() || entry.isSymbolicLink()).map((entry) => entry.name), (folderName): SkillFolder => {
+      const folder = path.join(base, folderName);
+      const skillFile = path.join(folder, 'SKILL.md');
       return {
-        source: 'workspace',
+        source: 'user',
         folderName,
         folder,
         skillFile,
-        read: (maxBytes) => readWorkspaceText(workspace, skillFile, maxBytes),
-        files: () => listWorkspaceFiles(workspace, folder),
+        read: (maxBytes) => readTextPrefix(skillFile, maxBytes),
+        files: () => listNodeFiles(folder),
       };
     });
+  }
+}
+
+/** The skill folders of one place (the first MAX_SKILL_FOLDERS by name) and how many more there are. */
+interface SkillPlace {
+  base: string;
+  folders: SkillFolder[];
+  leftOut: number;
+}
+
+function bounded(base: string, names: string[], folder: (name: string) => SkillFolder): SkillPlace {
+  const sorted = names.sort();
+  return { base, folders: sorted.slice(0, MAX_SKILL_FOLDERS).map(folder), leftOut: Math.max(0, sorted.length - MAX_SKILL_FOLDERS) };
+}
+
+async function workspaceFolders(workspace: WorkspaceFs): Promise<SkillPlace> {
+  const entries = await workspace.list(SKILLS_FOLDER).catch(() => []);
+  return bounded(SKILLS_FOLDER, entries.filter((entry) => entry.type === 'directory').map((entry) => entry.name), (folderName): SkillFolder => {
+    const folder = `${SKILLS_FOLDER}/${folderName}`;
+    const skillFile = `${folder}/SKILL.md`;
+    return {
+      source: 'workspace',
+      folderName,
+      folder,
+      skillFile,
+      read: (maxBytes) => readWorkspaceText(workspace, skillFile, maxBytes),
+      files: () => listWorkspaceFiles(workspace, folder),
+    };
+  });
 }
 
 async function summarize(folder: SkillFolder): Promise<SkillSummary | SkillProblem> {
   const problem = (reason: string): SkillProblem => ({ path: folder.skillFile, reason });
-  const read = await folder.read(MAX_SKILL_BYTES);
+  const read = await folder.read(MAX_SKILL_HEAD_BYTES);
   if (!read) return problem('is missing or not a readable file');
   const parsed = parseFrontMatter(read.text);
-  if (!parsed.ok) return problem(parsed.error);
+  if (!parsed.ok) {
+    return problem(read.truncated && /not closed/.test(parsed.error) ? `has no front matter closed by a line "---" within its first ${MAX_SKILL_HEAD_BYTES / 1024} KB` : parsed.error);
+  }
   const name = parsed.fields.name?.trim() ?? '';
   const description = (parsed.fields.description ?? '').replace(/\s+/g, ' ').trim();
   if (name === '') return problem('has no name: in its front matter');
