@@ -81,7 +81,8 @@ export async function runChat(argv: readonly string[], output: NodeJS.WritableSt
   const history = args.historyFile ? await readHistory(args.historyFile) : [];
   await housekeeping(args.workspace);
   const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
-  const services = await openWorkspaceServices(args.workspace);
+  // --state-dir also holds the user's memory file (save_memory), as VS Code's global storage does.
+  const services = await openWorkspaceServices(args.workspace, args.stateDir ? { memoryDir: args.stateDir } : {});
   // Files are changed only with a checkpoint that undoes them: an unusable state folder stops here.
   const checkpoints = await openCheckpointStore(args.workspace, args.stateDir).catch((error: unknown) => {
     throw new UsageError(`--state-dir cannot hold checkpoints: ${error instanceof Error ? error.message : String(error)}`);
@@ -98,6 +99,7 @@ export async function runChat(argv: readonly string[], output: NodeJS.WritableSt
     prompter: { request: async () => args.approve },
     classifyShell: services.classifyShell,
     createOverlay: services.createOverlay,
+    turnContext: services.turnContext,
     checkpoints,
     log,
   });

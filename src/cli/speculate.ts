@@ -11,6 +11,8 @@ import { defaultStateDir } from '../core/checkpoints';
 import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedProfiles';
 import { OpenAiCompatibleClient } from '../core/llm/openAiCompatibleClient';
 import { openWorkspaceServices } from '../core/workspaceServices';
+import { filesInPlay } from '../core/context/instructions';
+import { createSubAgentRunner } from '../core/chat/subAgent';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
 import { ENDPOINT_RUN_OPTIONS, endpointRunArgs, parseOptions, positiveInteger, type EndpointRunArgs } from './options';
 import { cliShellSandbox } from './sandbox';
@@ -118,7 +120,9 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
   // the next run sends the right request at once.
   const learned = new LearnedProfiles(new FileLearnedProfileStore(args.stateDir ?? defaultStateDir()), log);
   const llm = new OpenAiCompatibleClient({ baseURL: args.baseUrl, apiKey: args.apiKey, learned, log });
-  const params = new CacheSafeParamsStore().save({ systemPrompt: services.systemPrompt, tools: services.tools.definitions(), history, model: args.model });
+  // The prompt the chat would have sent last: with the project's instructions, skills and memory.
+  const { systemPrompt } = await services.turnContext(filesInPlay(history));
+  const params = new CacheSafeParamsStore().save({ systemPrompt, tools: services.tools.definitions(), history, model: args.model });
 
   let speculation: Speculation | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -130,7 +134,10 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
       approvalMode: args.approvalMode,
       createOverlay: services.createOverlay,
       classifyShell: services.classifyShell,
-      toolContext: services.toolContext,
+      toolContext: {
+        ...services.toolContext,
+        subAgent: createSubAgentRunner({ llm, model: () => args.model, approvalMode: () => args.approvalMode, tools: services.tools, workspaceRoot: services.fs.root }),
+      },
       ...(args.maxTurns ? { maxTurns: args.maxTurns } : {}),
       generatePipelinedSuggestion: async (conversation, signal) => {
         const result = await generateSuggestion({

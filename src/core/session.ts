@@ -6,6 +6,10 @@ import { Conversation } from './chat/conversation';
 import type { ChatEvent, TurnOutcome } from './chat/events';
 import type { ChatMessage } from './messages';
 import { composeUserMessage, replaceUserText, type Attachment } from './context/attachments';
+import { filesInPlay } from './context/instructions';
+import type { ContextSource, TurnContextProvider } from './context/turnContext';
+import { createSubAgentRunner } from './chat/subAgent';
+import type { PlanModeSwitch, SubAgentRunner } from './tools/types';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './followup/acceptance';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
@@ -33,6 +37,8 @@ export interface SessionConfig {
   speculationEnabled: boolean;
   maxTurns: number;
   maxMessages: number;
+  /** What the agent tool's sub-agents run on: the fast model (default) or the main one. */
+  subAgentModel?: 'fast' | 'main';
 }
 
 export interface ChatSessionOptions {
@@ -45,6 +51,13 @@ export interface ChatSessionOptions {
   prompter: ApprovalPrompter;
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
   createOverlay: () => Promise<SpeculationOverlay>;
+  /**
+   * The project's instructions, memory and skills for each live turn: the system prompt is rebuilt
+   * from it before every turn (so an edited AGENTS.md counts at once); forks replay what was sent.
+   */
+  turnContext?: TurnContextProvider;
+  /** Why this chat may not leave plan mode (Restricted Mode), or undefined when it may. */
+  planExitBlocked?: () => string | undefined;
   /**
    * Where each accept and each turn that changes files records its checkpoint (what undoes it).
    * Without it nothing is recorded (tests of other things).
@@ -69,6 +82,8 @@ export type SessionEvent =
   | { type: 'chat'; event: ChatEvent }
   /** The user's words (attachments apart) and where the message sits in the history. */
   | { type: 'user_message'; text: string; historyIndex: number; attachments: Attachment[] }
+  /** What the turn about to run has in its system prompt beyond the fixed part (instructions, memory, skills). */
+  | { type: 'context_used'; sources: ContextSource[] }
   /** Edit & resend or Regenerate cut the history to its first `length` messages. */
   | { type: 'history_truncated'; length: number }
   /** Tokens one turn, suggestion or speculation spent; `chat` is the chat's running total. */
@@ -150,9 +165,25 @@ export class ChatSession {
   /** Files the user left out of the current speculation's accept (by run id). */
   private excluded: { runId: string; paths: Set<string> } | undefined;
   private undoing = false;
+  /** The system prompt of the latest turn (the options' until the first turn builds one). */
+  private systemPrompt: string;
+  /** The approval mode the settings give; the chat's own differs after an approved plan. */
+  private settingsMode: ApprovalMode;
+  private readonly subAgent: SubAgentRunner;
+  private readonly planMode: PlanModeSwitch;
 
   constructor(private readonly options: ChatSessionOptions) {
     this.config = { ...options.config };
+    this.systemPrompt = options.systemPrompt;
+    this.settingsMode = options.config.approvalMode;
+    this.subAgent = createSubAgentRunner({
+      llm: options.llm,
+      model: () => (this.config.subAgentModel === 'main' ? this.config.model : this.config.fastModel || this.config.model),
+      approvalMode: () => this.config.approvalMode,
+      tools: options.tools,
+      workspaceRoot: options.toolContext.fs.root,
+    });
+    this.planMode = { mode: () => this.config.approvalMode, leave: () => this.leavePlanMode() };
     if (options.checkpoints) this.recordingFs = new RecordingWorkspaceFs(options.toolContext.fs, options.checkpoints);
     this.approvals = new ApprovalScheduler({ mode: this.config.approvalMode, isReadOnly: async (command, directory) => (await options.classifyShell(command, directory)).readOnly });
     this.conversation = this.createConversation();
@@ -178,9 +209,9 @@ export class ChatSession {
     const conversation = new Conversation({
       llm: this.options.llm,
       model: this.config.model,
-      systemPrompt: this.options.systemPrompt,
+      systemPrompt: this.systemPrompt,
       tools: this.options.tools,
-      toolContext: this.recordingFs ? { ...this.options.toolContext, fs: this.recordingFs } : this.options.toolContext,
+      toolContext: { ...this.options.toolContext, ...(this.recordingFs ? { fs: this.recordingFs } : {}), subAgent: this.subAgent, planMode: this.planMode },
       approvals: this.approvals,
       prompter,
       onSettled: (request) => this.cacheStore.save(request),
@@ -288,7 +319,7 @@ export class ChatSession {
 
   private sendLive(text: string, content: string, attachments: Attachment[]): Promise<TurnOutcome> {
     this.emit({ type: 'user_message', text, historyIndex: this.conversation.messages.length, attachments });
-    return this.runTurn(() => this.conversation.send(content), text);
+    return this.runTurn(() => this.conversation.send(content), text, attachments.map((a) => a.path));
   }
 
   /**
@@ -347,12 +378,13 @@ export class ChatSession {
     this.promoted?.abort().catch(() => undefined);
   }
 
-  private async runTurn(run: () => Promise<TurnOutcome>, prompt: string): Promise<TurnOutcome> {
+  private async runTurn(run: () => Promise<TurnOutcome>, prompt: string, attachedFiles: readonly string[] = []): Promise<TurnOutcome> {
     this.turnRunning = true;
     this.emit({ type: 'busy', busy: true });
     this.recordingFs?.begin({ kind: 'turn', prompt });
     let outcome: TurnOutcome;
     try {
+      await this.refreshTurnContext(attachedFiles);
       outcome = await run();
       this.recordUsage('chat', this.config.model, outcome.usage);
     } finally {
@@ -364,6 +396,38 @@ export class ChatSession {
     this.lastTurn = outcome.status === 'done' ? 'completed' : outcome.status === 'error' ? 'failed' : 'cancelled';
     if (outcome.status === 'done') void this.suggestNext();
     return outcome;
+  }
+
+  /**
+   * Rebuilds the system prompt for the turn about to run from the project's instructions, memory and
+   * skills. Unchanged files give the same bytes, so the cached prefix holds; a failure keeps the last one.
+   */
+  private async refreshTurnContext(attachedFiles: readonly string[]): Promise<void> {
+    const provider = this.options.turnContext;
+    if (!provider) return;
+    try {
+      const context = await provider(filesInPlay(this.conversation.messages, attachedFiles));
+      this.systemPrompt = context.systemPrompt;
+      this.conversation.setSystemPrompt(context.systemPrompt);
+      this.emit({ type: 'context_used', sources: context.sources });
+    } catch (error) {
+      this.log(`reading the project's instructions failed; the last system prompt stays: ${String(error)}`);
+    }
+  }
+
+  /** exit_plan_mode, approved: this chat (not the setting) switches to auto-edit. */
+  private leavePlanMode(): { ok: true; mode: string } | { ok: false; reason: string } {
+    const blocked = this.options.planExitBlocked?.();
+    if (blocked) return { ok: false, reason: blocked };
+    this.config = { ...this.config, approvalMode: 'auto-edit' };
+    this.approvals.setMode('auto-edit');
+    this.emit({ type: 'notice', text: 'Plan approved: this chat now runs in auto-edit mode (edits run without asking; commands still ask). A new chat starts in the mode of your settings again.' });
+    return { ok: true, mode: 'auto-edit' };
+  }
+
+  /** The approval mode this chat runs in now (after an approved plan, not the setting's). */
+  get approvalMode(): ApprovalMode {
+    return this.config.approvalMode;
   }
 
   // ── suggestions ──────────────────────────────────────────────────────────────────────────────
@@ -444,7 +508,7 @@ export class ChatSession {
       approvalMode: this.config.approvalMode,
       createOverlay: this.options.createOverlay,
       classifyShell: this.options.classifyShell,
-      toolContext: this.options.toolContext,
+      toolContext: { ...this.options.toolContext, subAgent: this.subAgent },
       maxTurns: this.config.maxTurns,
       maxMessages: this.config.maxMessages,
       generatePipelinedSuggestion: async (conversation, signal) => {
@@ -716,8 +780,12 @@ export class ChatSession {
   // ── settings and lifecycle ───────────────────────────────────────────────────────────────────
 
   /** A changed model, endpoint or approval mode aborts the speculation built on the old one. */
-  updateConfig(config: SessionConfig): void {
+  updateConfig(incoming: SessionConfig): void {
     const before = this.config;
+    // The chat keeps the mode an approved plan gave it until the setting itself changes (or a new chat).
+    const settingChanged = incoming.approvalMode !== this.settingsMode;
+    this.settingsMode = incoming.approvalMode;
+    const config: SessionConfig = { ...incoming, approvalMode: settingChanged ? incoming.approvalMode : before.approvalMode };
     this.config = { ...config };
     // The endpoint, key or model may have changed: a lasting fork failure is worth saying again.
     this.reportedForkFailure = undefined;
@@ -746,6 +814,10 @@ export class ChatSession {
     this.approvals.resetGrants();
     this.conversation.reset();
     this.cacheStore.clear();
+    if (this.config.approvalMode !== this.settingsMode) {
+      this.config = { ...this.config, approvalMode: this.settingsMode };
+      this.approvals.setMode(this.settingsMode);
+    }
     this.usage = new UsageLedger();
     this.lastTurn = 'completed';
   }
@@ -762,7 +834,7 @@ export class ChatSession {
     this.usage = UsageLedger.restore(chat.usage);
     const last = chat.messages[chat.messages.length - 1];
     if (last?.role === 'assistant' && !last.tool_calls?.length) {
-      this.cacheStore.save({ systemPrompt: this.options.systemPrompt, tools: this.options.tools.definitions(), history: chat.messages, model: this.config.model });
+      this.cacheStore.save({ systemPrompt: this.systemPrompt, tools: this.options.tools.definitions(), history: chat.messages, model: this.config.model });
     }
     return { ok: true };
   }

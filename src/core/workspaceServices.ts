@@ -16,6 +16,13 @@ import { isShellCommandReadOnly } from './shell';
 import { createToolRegistry } from './tools';
 import type { ToolContext } from './tools/types';
 import { sharedShellSandbox } from './sandbox';
+import * as os from 'node:os';
+import { findProjectInstructions } from './context/instructions';
+import { FileMemoryStore } from './context/memory';
+
+export { MEMORY_FILE_NAME } from './context/memory';
+import { AgentSkills, MAX_LISTED_SKILLS } from './context/skills';
+import type { ContextSource, TurnContextProvider } from './context/turnContext';
 
 export interface WorkspaceServices {
   fs: NodeWorkspaceFs;
@@ -31,6 +38,10 @@ export interface WorkspaceServices {
   lock: WorkspaceLock;
   /** Said once to the user or the log: e.g. the state folder could not hold the lock, so it is this process's only. */
   warnings: string[];
+  /** Each turn's system prompt: the fixed part, then AGENTS.md (and fallbacks), skills and memory. */
+  turnContext: TurnContextProvider;
+  /** save_memory's file (the user's, outside the workspace). */
+  memory: FileMemoryStore;
 }
 
 export interface WorkspaceServicesOptions {
@@ -51,6 +62,10 @@ export interface WorkspaceServicesOptions {
   stateDir?: string;
   /** The speculation sandbox (SANDBOX.md) as the settings say; absent: none (tests, hosts without the setting). */
   sandbox?: SandboxSettings;
+  /** The folder of the user's memory file (VS Code: global storage); the state folder by default. */
+  memoryDir?: string;
+  /** Whose `~/.agents/skills/` is read; the user's home by default (tests pass their own). */
+  homeDir?: string;
 }
 
 /**
@@ -90,7 +105,10 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
   const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
   // The overlay stays on `fs` alone: a speculation that reaches into another folder stops there.
   const toolFs = others.length > 0 ? new FolderRoutingFs(fs, others) : fs;
-  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, ...options.toolContext, fs: toolFs };
+  const memory = FileMemoryStore.in(options.memoryDir ?? stateDir);
+  const skills = new AgentSkills({ homeDir: options.homeDir ?? os.homedir() });
+  const toolContext: ToolContext = { processRunner: new NodeProcessRunner(), todos: { items: [] }, protectedPaths, memory, skills, ...options.toolContext, fs: toolFs };
+  const base = { workspaceRoot: fs.root, platform: process.platform };
   if (options.sandbox) applySandboxSettings(toolContext, options.sandbox);
   return {
     protectedPaths,
@@ -99,7 +117,24 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
     fs,
     tools: registry,
     toolContext,
-    systemPrompt: buildSystemPrompt({ workspaceRoot: fs.root, platform: process.platform }),
+    systemPrompt: buildSystemPrompt(base),
+    memory,
+    turnContext: async (files) => {
+      const [instructions, catalog, remembered] = await Promise.all([findProjectInstructions(fs, files), skills.catalog(fs), memory.read()]);
+      const listed = catalog.skills.slice(0, MAX_LISTED_SKILLS);
+      const sources: ContextSource[] = instructions.map((file) => ({ kind: 'instructions', path: file.path, size: file.size, truncated: file.truncated }));
+      if (remembered.text !== '') sources.push({ kind: 'memory', location: memory.location, truncated: remembered.truncated });
+      if (listed.length > 0) sources.push({ kind: 'skills', names: listed.map((skill) => skill.name) });
+      for (const problem of catalog.problems) sources.push({ kind: 'skill_problem', path: problem.path, reason: problem.reason });
+      const systemPrompt = buildSystemPrompt({
+        ...base,
+        instructions,
+        skills: listed,
+        ...(catalog.skills.length > listed.length ? { skillsLeftOut: catalog.skills.length - listed.length } : {}),
+        memory: remembered,
+      });
+      return { systemPrompt, sources };
+    },
     classifyShell: (command, directory) => classifyIn(fs, command, directory),
     createOverlay: () =>
       OverlayFs.create({

@@ -46,6 +46,8 @@ export interface ToolCallView {
   result?: string;
   /** A shell command that ran ahead in the sandbox: over the speculation (writable) or read-only, and the paths it changed. */
   sandbox?: { writable: boolean; changed: string[] };
+  /** The steps of a long call while and after it runs (a sub-agent's tool calls), shown folded in its card. */
+  progress?: string[];
 }
 
 export type ApprovalDecision = 'allow' | 'deny' | 'always';
@@ -522,6 +524,7 @@ const isToolCallView: Guard<ToolCallView> = shape({
   status: oneOf(['running', 'ok', 'error', 'denied', 'refused', 'cancelled', 'pending-approval'] as const),
   result: optional(isString),
   sandbox: optional(shape({ writable: isBoolean, changed: arrayOf(isString) })),
+  progress: optional(arrayOf(isString)),
 });
 
 const isApprovalDecision = oneOf(['allow', 'deny', 'always'] as const);

@@ -8,6 +8,7 @@ import type { CheckpointSummary, RestoreConflict } from '../core/checkpoints';
 import type { SessionEvent } from '../core/session';
 import { acceptLineText, changedText, checkpointView, undoConflictFiles } from './checkpointViews';
 import { attachmentLabel, userTextOf, type Attachment } from '../core/context/attachments';
+import { describeContext, type ContextSource } from '../core/context/turnContext';
 import { costOf, formatCost, formatCounts, formatUsageSummary, summarizeUsage, type PriceTable } from '../core/usage/prices';
 import { UsageLedger, type TokenCounts, type UsageSnapshot, type UsageSource } from '../core/usage/usageLedger';
 import { isTranscriptItem } from '../shared/protocol';
@@ -38,6 +39,8 @@ import { CHAT_ACTION_LABELS } from '../shared/protocol';
 import { SpeculationPreviewRelay } from './speculationPreview';
 
 const MAX_RESULT_CHARS = 20_000;
+/** Steps of a sub-agent kept on its card. */
+const MAX_PROGRESS_LINES = 50;
 
 function clip(text: string): string {
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n… (${text.length - MAX_RESULT_CHARS} more characters)` : text;
@@ -118,6 +121,9 @@ function callDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary'>)
       return str('url');
     case 'web_search':
       return str('query');
+    case 'exit_plan_mode':
+      // The plan card shows the whole plan: it is what the user approves.
+      return str('plan');
     default:
       return request.summary;
   }
@@ -230,6 +236,9 @@ export class ChatPresenter implements ApprovalPrompter {
   private speculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
   private openAssistant: string | undefined;
   private openGroup: string | undefined;
+  /** The context line last shown (it is shown again only when it changes). */
+  private lastContext = '';
+  private readonly reportedSkillProblems = new Set<string>();
   private readonly pendingApprovals = new Map<string, { resolve: (answer: ApprovalAnswer) => void; callId: string }>();
   private conflictSetId: string | undefined;
   /** Which history message each user item stands for (Edit & resend needs it). */
@@ -297,6 +306,7 @@ export class ChatPresenter implements ApprovalPrompter {
     for (const pending of this.pendingApprovals.values()) pending.resolve('deny');
     this.pendingApprovals.clear();
     this.transcript = [];
+    this.lastContext = '';
     this.suggestion = null;
     this.speculation = { state: 'idle', toolCalls: 0, filesWritten: [] };
     this.openAssistant = undefined;
@@ -540,6 +550,9 @@ export class ChatPresenter implements ApprovalPrompter {
         // A refused accept's offer becomes the button that runs the request live (on the user's word).
         this.notice(event.text, event.offer === 'run_live' ? { actions: [{ action: 'runLive', label: CHAT_ACTION_LABELS.runLive }] } : {});
         return;
+      case 'context_used':
+        this.contextUsed(event.sources);
+        return;
       case 'fork_unavailable':
         // Said quietly where running ahead is shown, not as an error in the chat.
         this.speculation = { state: 'failed', toolCalls: 0, filesWritten: [], error: event.reason };
@@ -713,6 +726,9 @@ export class ChatPresenter implements ApprovalPrompter {
       case 'tool_call_finished':
         this.updateCall({ callId: event.callId, tool: event.name, summary: event.summary, status: viewStatus(event.status), result: clip(event.result) });
         return;
+      case 'tool_call_progress':
+        this.addProgress(event.callId, event.line);
+        return;
       case 'reasoning':
         this.post({ type: 'reasoningDelta', id: this.openAssistantMessage(speculated), text: event.delta });
         return;
@@ -764,6 +780,33 @@ export class ChatPresenter implements ApprovalPrompter {
     if (group && group.kind === 'toolGroup') {
       group.calls.push(call);
       this.post({ type: 'toolCallUpdate', groupId: group.id, call });
+    }
+  }
+
+  /** A step of a long call (a sub-agent's): kept on its card, the newest MAX_PROGRESS_LINES of them. */
+  private addProgress(callId: string, line: string): void {
+    const found = this.findCall(callId);
+    if (!found) return;
+    const call = found.group.calls[found.index];
+    const progress = [...(call.progress ?? []), line.length > 200 ? `${line.slice(0, 199)}…` : line].slice(-MAX_PROGRESS_LINES);
+    found.group.calls[found.index] = { ...call, progress };
+    this.post({ type: 'toolCallUpdate', groupId: found.group.id, call: found.group.calls[found.index] });
+  }
+
+  /**
+   * What the turn's system prompt held beyond its fixed part, said quietly when it changes (not on
+   * every turn); a skill that could not be read is said once, as a warning.
+   */
+  private contextUsed(sources: readonly ContextSource[]): void {
+    const text = describeContext(sources);
+    if (text !== '' && text !== this.lastContext) this.notice(`Context: ${text}`);
+    this.lastContext = text;
+    for (const source of sources) {
+      if (source.kind !== 'skill_problem') continue;
+      const key = `${source.path}\u0000${source.reason}`;
+      if (this.reportedSkillProblems.has(key)) continue;
+      this.reportedSkillProblems.add(key);
+      this.notice(`Skill not loaded: ${source.path} ${source.reason}.`, { tone: 'warning' });
     }
   }
 

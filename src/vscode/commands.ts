@@ -167,6 +167,7 @@ export function registerCommands(context: vscode.ExtensionContext, services: Com
   register('speculate.selectFastModel', () => pickModel(services, 'fastModel'));
   register('speculate.newChat', () => services.controller.newChat());
   register('speculate.showHistory', () => services.controller.showHistory());
+  register('speculate.openMemory', () => services.controller.openMemory());
   register('speculate.abortSpeculation', () => services.controller.abort());
   register('speculate.acceptSpeculation', () => services.controller.accept('tab'));
   register('speculate.discardSpeculation', () => services.controller.discard());

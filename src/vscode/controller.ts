@@ -37,6 +37,7 @@ import { UsageLedger } from '../core/usage/usageLedger';
 import { formatUsageSummary, summarizeUsage } from '../core/usage/prices';
 import type { ModelRole } from '../shared/protocol';
 import { SpeculationReview } from './speculationReview';
+import { MEMORY_FILE_NAME } from '../core/workspaceServices';
 
 const STATS_KEY = 'speculate.stats';
 const USAGE_KEY = 'speculate.usage';
@@ -218,6 +219,7 @@ export class SpeculateController implements vscode.Disposable {
       speculationEnabled: this.trusted && this.settings.speculationEnabled,
       maxTurns: this.settings.maxTurns,
       maxMessages: this.settings.maxMessages,
+      subAgentModel: this.settings.subAgentModel ?? 'fast',
     };
   }
 
@@ -351,6 +353,7 @@ export class SpeculateController implements vscode.Disposable {
         webSearch: urlTemplateSearchProvider(() => this.settings.webSearchUrl),
       },
       sandbox: this.sandboxSettings(),
+      ...(this.memoryDir() ? { memoryDir: this.memoryDir() } : {}),
     });
     this.services = services;
     const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);
@@ -376,6 +379,9 @@ export class SpeculateController implements vscode.Disposable {
       },
       classifyShell: services.classifyShell,
       createOverlay: services.createOverlay,
+      turnContext: services.turnContext,
+      // Restricted Mode keeps plan mode: an approved plan cannot switch an untrusted folder to edits.
+      planExitBlocked: () => (this.trusted ? undefined : 'this folder is in Restricted Mode, where Speculate only reads. Trust the folder to let it carry out the plan.'),
       ...(checkpoints.store ? { checkpoints: checkpoints.store } : {}),
       stats: this.stats,
       log: (line) => this.log(line),
@@ -752,6 +758,29 @@ export class SpeculateController implements vscode.Disposable {
   /** The chat model and the fast model, for the statistics' cost note. */
   forkModels(): { model: string; fastModel: string } {
     return { model: this.endpoint()?.model ?? '', fastModel: this.settings.fastModel };
+  }
+
+  /** The user's memory file lives in the extension's global storage (the user's, never a workspace's). */
+  private memoryDir(): string | undefined {
+    const storage = this.deps.context.globalStorageUri;
+    return storage.scheme === 'file' ? storage.fsPath : undefined;
+  }
+
+  /** `Speculate: Open Memory File`: the file save_memory appends to, in an editor (created empty if missing). */
+  async openMemory(): Promise<void> {
+    const folder = this.memoryDir();
+    if (!folder) {
+      void vscode.window.showWarningMessage('Speculate: this window has no global storage on disk, so there is no memory file.');
+      return;
+    }
+    const uri = vscode.Uri.joinPath(vscode.Uri.file(folder), MEMORY_FILE_NAME);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      await vscode.workspace.fs.createDirectory(vscode.Uri.file(folder));
+      await vscode.workspace.fs.writeFile(uri, new TextEncoder().encode('# Speculate memory: one fact per line. Later chats read it as part of their instructions.\n'));
+    }
+    await vscode.window.showTextDocument(uri, { preview: false });
   }
 
   /** For tests and the statistics command. */

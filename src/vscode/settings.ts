@@ -27,6 +27,8 @@ export interface SpeculateSettings {
   sandboxEnabled: boolean;
   sandboxTimeoutMs: number;
   sandboxMaxWriteBytes: number;
+  /** What the agent tool's sub-agents run on (speculate.subAgent.model). */
+  subAgentModel?: 'fast' | 'main';
 }
 
 
@@ -65,6 +67,7 @@ export function readSettings(trusted: boolean): SpeculateSettings {
     protectedPaths: asStringList(user('speculate.protectedPaths'), DEFAULT_PROTECTED_PATHS),
     sandboxEnabled: asBoolean(true)(user('speculate.sandbox.enabled')),
     sandboxTimeoutMs: narrowedValue(inspect('sandbox.timeoutSeconds'), trusted, clamped(5, 3600, 120), Math.min) * 1000,
+    subAgentModel: restricted('subAgent.model') === 'main' ? 'main' : 'fast',
     sandboxMaxWriteBytes: narrowedValue(inspect('sandbox.maxWriteMegabytes'), trusted, clamped(1, 4096, 256), Math.min) * 1024 * 1024,
   };
 }

@@ -15,6 +15,7 @@ import type {
 import { append, button, h, isScrolledToEnd, srOnly } from './dom';
 import { icon, type IconName } from './icons';
 import { renderMarkdown } from './markdown';
+import { PLAN_TOOL, planDecisionText, renderPlanCard, renderProgressFold } from './planCard';
 import { attachmentChips, responseActions, userMessageActions } from './messageActions';
 
 
@@ -382,6 +383,16 @@ export class Transcript {
       this.approvalResolved(id, decision);
       this.actions.focusInput();
     };
+    if (tool === PLAN_TOOL) {
+      const card = renderPlanCard(id, detail, answer, (text) => this.actions.post({ type: 'copyText', text }));
+      this.approvals.set(id, { ...card, tool });
+      this.mutate(() => this.responseParts(false).appendChild(card.element));
+      if (takeFocus) {
+        this.actions.announce('A plan is ready: Approve and switch to auto-edit, or Keep planning.');
+        if (!this.actions.isTyping()) card.allow.focus();
+      }
+      return;
+    }
     const allow = button('Allow', () => answer('allow'), { class: 'button primary', 'data-decision': 'allow' });
     const always = button('Always allow', () => answer('always'), {
       class: 'button secondary',
@@ -416,7 +427,7 @@ export class Transcript {
     entry.element.classList.remove('pending');
     entry.element.classList.add(`decided-${decision}`);
     entry.outcome.hidden = false;
-    entry.outcome.replaceChildren(icon(decision === 'deny' ? 'denied' : 'check'), h('span', {}, DECISION_TEXT[decision]));
+    entry.outcome.replaceChildren(icon(decision === 'deny' ? 'denied' : 'check'), h('span', {}, entry.tool === PLAN_TOOL ? planDecisionText(decision) : DECISION_TEXT[decision]));
     if (hadFocus) this.actions.focusInput();
   }
 
@@ -566,9 +577,9 @@ export class Transcript {
   private putCall(entry: GroupEntry, call: ToolCallView): void {
     const row = renderToolCall(call, (path) => this.actions.post({ type: 'previewChanges', path }));
     const existing = entry.rows.get(call.callId);
-    // Keep an open fold open when its call updates.
-    const wasOpen = existing?.querySelector('details')?.open === true;
-    if (wasOpen) row.querySelector('details')?.setAttribute('open', '');
+    // Keep an open fold open when its call updates (each fold by its kind: a sub-agent's steps, the output).
+    const open = new Set([...(existing?.querySelectorAll('details') ?? [])].filter((fold) => fold.open).map((fold) => fold.className));
+    for (const fold of row.querySelectorAll('details')) if (open.has(fold.className)) fold.setAttribute('open', '');
     if (existing) existing.replaceWith(row);
     else entry.list.appendChild(row);
     entry.rows.set(call.callId, row);
@@ -655,6 +666,7 @@ function renderToolCall(call: ToolCallView, openDiff: (path: string) => void): H
   );
   const row = h('li', { class: `tool-call status-${call.status}`, 'data-call-id': call.callId, 'data-status': call.status }, head);
   if (call.sandbox) append(row, renderSandboxNote(call.sandbox, openDiff));
+  if (call.progress && call.progress.length > 0) append(row, renderProgressFold(call.progress, call.status === 'running'));
   const result = call.result ?? '';
   if (result.trim() !== '') {
     const lines = result.replace(/\n+$/, '').split('\n');

@@ -19,7 +19,7 @@ const BELOW: Record<string, readonly string[]> = {
   'core/chatStore': ['core/usage', 'core/messages'],
   'core/usage': ['core/llm'],
   'core/context': ['core/fs'],
-  'core/workspaceServices.ts': ['core/followup'],
+  'core/workspaceServices.ts': ['core/followup', 'core/context'],
   'core/stats': ['core/followup'],
   'core/followup': ['core/chat', 'core/checkpoints'],
   'core/checkpoints': ['core/fs'],

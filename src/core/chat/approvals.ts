@@ -91,6 +91,8 @@ export class ApprovalScheduler {
     if (mode === 'plan') {
       // The one way out of plan mode is to present the plan; the user approves it like any call.
       if (tool.name === 'exit_plan_mode') return ASK;
+      // A sub-agent has the read tools only, so it investigates as plan mode allows.
+      if (tool.name === 'agent') return RUN;
       return {
         action: 'refuse',
         reason:

@@ -8,6 +8,7 @@ import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler } from './appr
 import type { ChatEvent, ToolCallStatus, TurnOutcome } from './events';
 import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolDefinition } from '../messages';
 import type { ToolRegistry } from './toolRegistry';
+import { CUT_OFF_NOTICE, isCutInsideToolCall, recoverCutOff } from './lengthRecovery';
 
 /** Model round trips in one turn before the loop stops and hands back to the user. */
 export const MAX_TOOL_ROUNDS_PER_TURN = 100;
@@ -192,6 +193,9 @@ export class Conversation {
     // One snapshot per turn: every round sends the same list, and the same list is saved for forks.
     const tools = this.options.tools.definitions();
     let lastFinish: string | null = null;
+    // One recovery per turn from an answer cut inside a tool call; its retry may ask for a higher limit.
+    let cutOffRetried = false;
+    let maxTokens: number | undefined;
     this.emit({ type: 'turn_started' });
     try {
       const maxRounds = this.options.maxToolRounds ?? MAX_TOOL_ROUNDS_PER_TURN;
@@ -206,7 +210,7 @@ export class Conversation {
         }
         let reply: Reply;
         try {
-          reply = await this.requestAnswer(tools, signal, usage);
+          reply = await this.requestAnswer(tools, signal, usage, maxTokens);
         } catch (error) {
           if (signal.aborted || (error instanceof LlmError && error.kind === 'aborted')) return this.aborted(usage);
           if (error instanceof LlmError) return this.failed(error.kind, error.message, usage, { actions: [...error.actions] });
@@ -220,6 +224,12 @@ export class Conversation {
           // The server gave up mid-answer; the partial answer is not kept, so Retry asks again.
           return this.failed('server', `The endpoint stopped the answer with an error (finish_reason "${reply.finishReason}"). Retry the turn.`, usage, { finishReason: lastFinish });
         }
+        if (!cutOffRetried && isCutInsideToolCall(reply.stop, answer)) {
+          cutOffRetried = true;
+          maxTokens = this.recoverFromCutOff(answer, reply);
+          continue;
+        }
+        maxTokens = undefined;
         this.history.push(answer);
         this.emit({ type: 'assistant_message', message: structuredClone(answer) });
         if (reply.hint) this.emit({ type: 'notice', text: reply.hint });
@@ -231,7 +241,7 @@ export class Conversation {
         }
         for (const call of calls) {
           // Every call gets a result, even when cancelled, so the history stays well paired.
-          const result = signal.aborted ? this.cancelled(call) : await this.runToolCall(call, signal);
+          const result = signal.aborted ? this.cancelled(call) : await this.runToolCall(call, signal, usage);
           this.history.push({ role: 'tool', tool_call_id: call.id, content: result.content });
         }
       }
@@ -240,13 +250,44 @@ export class Conversation {
     }
   }
 
-  private async requestAnswer(tools: ToolDefinition[], signal: AbortSignal, usage: Usage): Promise<Reply> {
+  /**
+   * The answer stopped at the output limit inside a tool call: it joins the history with the cut
+   * arguments replaced and a "cut off" result per call (never as it came: vLLM refuses a history
+   * holding broken arguments), and the next round asks again. Returns the raised output limit.
+   */
+  private recoverFromCutOff(answer: AssistantMessage, reply: Reply): number | undefined {
+    const recovery = recoverCutOff(answer, reply.completionTokens, reply.finishReason);
+    this.history.push(recovery.message);
+    this.emit({ type: 'assistant_message', message: structuredClone(recovery.message) });
+    for (const result of recovery.results) {
+      const call = recovery.message.tool_calls!.find((c) => c.id === result.tool_call_id)!;
+      const summary = summarize(this.options.tools.get(call.function.name), null, call.function.arguments);
+      this.emit({ type: 'tool_call_finished', callId: call.id, name: call.function.name, summary, status: 'error', result: result.content, filesChanged: [] });
+      this.history.push(result);
+    }
+    this.emit({ type: 'notice', text: CUT_OFF_NOTICE });
+    return recovery.maxTokens;
+  }
+
+  private async requestAnswer(tools: ToolDefinition[], signal: AbortSignal, usage: Usage, maxTokens?: number): Promise<Reply> {
+    if (maxTokens === undefined) return this.requestOnce(tools, signal, usage, undefined);
+    try {
+      return await this.requestOnce(tools, signal, usage, maxTokens);
+    } catch (error) {
+      // A server that refuses the raised limit (above the model's maximum, or an unknown field) gets the request without it.
+      if (error instanceof LlmError && error.kind === 'bad_request' && !signal.aborted) return this.requestOnce(tools, signal, usage, undefined);
+      throw error;
+    }
+  }
+
+  private async requestOnce(tools: ToolDefinition[], signal: AbortSignal, usage: Usage, maxTokens: number | undefined): Promise<Reply> {
     const request = {
       model: this.model,
       messages: [{ role: 'system' as const, content: this.systemPrompt }, ...this.history],
       ...(tools.length > 0 ? { tools } : {}),
       ...(this.options.temperature !== undefined ? { temperature: this.options.temperature } : {}),
       ...(this.options.thinking !== undefined ? { thinking: this.options.thinking } : {}),
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
       signal,
     };
     for await (const event of this.options.llm.stream(request)) {
@@ -263,14 +304,20 @@ export class Conversation {
           usage.promptTokens += event.usage.promptTokens;
           usage.completionTokens += event.usage.completionTokens;
           usage.cachedTokens += event.usage.cachedTokens;
-          return { message: event.message, stop: event.stop, finishReason: event.finishReason, ...(event.hint ? { hint: event.hint } : {}) };
+          return {
+            message: event.message,
+            stop: event.stop,
+            finishReason: event.finishReason,
+            completionTokens: event.usage.completionTokens,
+            ...(event.hint ? { hint: event.hint } : {}),
+          };
       }
     }
     if (signal.aborted) throw new LlmError('aborted', 'The request was cancelled.');
     throw new LlmError('bad_response', 'The model stream ended without a final message. Retry the turn.');
   }
 
-  private async runToolCall(call: ToolCall, signal: AbortSignal): Promise<{ content: string; status: ToolCallStatus }> {
+  private async runToolCall(call: ToolCall, signal: AbortSignal, usage: Usage): Promise<{ content: string; status: ToolCallStatus }> {
     const name = call.function.name;
     const tool = this.options.tools.get(name);
     const parsed = parseToolArguments(call.function.arguments);
@@ -303,7 +350,7 @@ export class Conversation {
       }
       if (signal.aborted) return finish('cancelled', CANCELLED_TEXT);
       if (answer === 'deny') {
-        return finish('denied', 'The user declined this call, so it did not run. Do not repeat it unchanged: ask the user what they want, or take another approach.');
+        return finish('denied', tool.deniedText ?? 'The user declined this call, so it did not run. Do not repeat it unchanged: ask the user what they want, or take another approach.');
       }
       if (answer === 'allow_always') this.options.approvals.grantAlways(tool, parsed.args);
     }
@@ -313,11 +360,19 @@ export class Conversation {
       // Set per call, never inherited: a call the user approved runs as they know it (git hooks and
       // all); one that runs only on the classifier's read-only verdict runs in its safe environment.
       const approvedAsReadOnly = decision.action === 'run' && decision.readOnly === true;
-      result = await tool.execute(parsed.args, { ...this.options.toolContext, signal, approvedAsReadOnly });
+      // A long call (a sub-agent) reports its steps on this call's card.
+      const progress = (line: string) => this.emit({ type: 'tool_call_progress', callId: call.id, name, line });
+      result = await tool.execute(parsed.args, { ...this.options.toolContext, signal, approvedAsReadOnly, progress });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       if (signal.aborted) return finish('cancelled', `Cancelled while running: ${why}`);
       return finish('error', `${name} failed: ${why}`);
+    }
+    if (result.usage) {
+      // A sub-agent's requests are this turn's too.
+      usage.promptTokens += result.usage.promptTokens;
+      usage.completionTokens += result.usage.completionTokens;
+      usage.cachedTokens += result.usage.cachedTokens;
     }
     return finish(result.ok ? 'ok' : 'error', result.output, result.filesChanged ?? []);
   }
@@ -386,6 +441,7 @@ interface Reply {
   message: AssistantMessage;
   stop: StopKind;
   finishReason: string | null;
+  completionTokens: number;
   hint?: string;
 }
 

@@ -20,6 +20,8 @@ export type ChatEvent =
   | { type: 'assistant_message'; message: AssistantMessage }
   | { type: 'tool_call_started'; callId: string; name: string; args: ToolArgs | null; summary: string }
   | { type: 'approval_requested'; callId: string; name: string; summary: string }
+  /** A step of a long call while it runs (a sub-agent's tool calls), for its tool card. */
+  | { type: 'tool_call_progress'; callId: string; name: string; line: string }
   | {
       type: 'tool_call_finished';
       callId: string;

@@ -2,6 +2,7 @@
 // last sent; a fork (suggestion, speculation) replays it byte for byte so the provider's prefix cache hits.
 import type { AssistantMessage, ChatMessage, ToolDefinition } from '../messages';
 import { LlmError, type ChatRequest, type LlmClient, type LlmEvent, type StopKind, type Usage } from '../llm/llmClient';
+import { isCutInsideToolCall } from '../chat/lengthRecovery';
 
 export const MAX_HISTORY_FOR_CACHE = 40;
 
@@ -119,12 +120,21 @@ export interface ForkedQueryOptions {
   tools?: ToolDefinition[];
   /** Every streamed event, for callers that show progress. */
   onEvent?: (event: LlmEvent) => void;
+  /**
+   * An answer cut at the output limit inside a tool call is returned (cutOff) instead of thrown,
+   * for a caller that recovers from it (the speculative loop, as the main chat does).
+   */
+  recoverCutToolCalls?: boolean;
+  /** The output limit to ask for (the retry after a cut-off); dropped if the server refuses the request with it. */
+  maxTokens?: number;
 }
 
 export interface ForkedQueryResult {
   message: AssistantMessage;
   usage: Usage;
   finishReason: string | null;
+  /** Set (with recoverCutToolCalls) when the answer stopped at the output limit inside a tool call. */
+  cutOff?: true;
 }
 
 /**
@@ -134,6 +144,17 @@ export interface ForkedQueryResult {
  * when the signal fires). The suggestion generator and the speculative loop build on this.
  */
 export async function runForkedQuery(options: ForkedQueryOptions): Promise<ForkedQueryResult> {
+  if (options.maxTokens === undefined) return runForkedOnce(options);
+  try {
+    return await runForkedOnce(options);
+  } catch (error) {
+    if (!(error instanceof LlmError) || error.kind !== 'bad_request' || options.signal?.aborted) throw error;
+    const { maxTokens: _refused, ...without } = options;
+    return runForkedOnce(without);
+  }
+}
+
+async function runForkedOnce(options: ForkedQueryOptions): Promise<ForkedQueryResult> {
   const { params } = options;
   const request: ChatRequest = {
     model: options.model ?? params.model,
@@ -143,9 +164,13 @@ export async function runForkedQuery(options: ForkedQueryOptions): Promise<Forke
   };
   if (params.generationConfig.temperature !== undefined) request.temperature = params.generationConfig.temperature;
   if (options.signal) request.signal = options.signal;
+  if (options.maxTokens !== undefined) request.maxTokens = options.maxTokens;
   for await (const event of options.llm.stream(request)) {
     options.onEvent?.(event);
     if (event.type !== 'done') continue;
+    if (options.recoverCutToolCalls && isCutInsideToolCall(event.stop, event.message)) {
+      return { message: event.message, usage: event.usage, finishReason: event.finishReason, cutOff: true };
+    }
     // A fork's result is used as it is (a suggestion shown, a speculation injected): one that did
     // not finish, or that only looks finished, must fail instead.
     if (event.stop !== 'complete') throw stoppedEarly(event.stop, event.finishReason);

@@ -15,6 +15,7 @@ import { ensureToolResultPairing } from '../messages/pairing';
 import type { CheckpointRecording } from '../checkpoints';
 import { checkpointHook } from './acceptCheckpoint';
 import type { BeforeReplaceHook } from './overlay/applyOverlay';
+import { recoverCutOff } from '../chat/lengthRecovery';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;
@@ -273,6 +274,9 @@ export class Speculation {
   private async loop(): Promise<void> {
     const maxTurns = Math.min(this.options.maxTurns ?? MAX_SPECULATION_TURNS, MAX_SPECULATION_TURNS);
     const maxMessages = Math.min(this.options.maxMessages ?? MAX_SPECULATION_MESSAGES, MAX_SPECULATION_MESSAGES);
+    // As in the main chat: one recovery from an answer cut inside a tool call, its retry with a higher limit.
+    let cutOffRetried = false;
+    let maxTokens: number | undefined;
     for (;;) {
       if (this.controller.signal.aborted) return this.finish('aborted');
       if (this.turns >= maxTurns) {
@@ -283,8 +287,18 @@ export class Speculation {
       }
       this.turns++;
       this.emit({ type: 'assistant_start' });
-      const assistant = await this.streamTurn();
+      const turn = await this.streamTurn(maxTokens, !cutOffRetried);
       if (this.controller.signal.aborted) return this.finish('aborted');
+      if (turn.cutOff) {
+        cutOffRetried = true;
+        const recovery = recoverCutOff(turn.message, turn.completionTokens, turn.finishReason);
+        this.messages.push(recovery.message, ...recovery.results);
+        maxTokens = recovery.maxTokens;
+        this.emitStatus();
+        continue;
+      }
+      maxTokens = undefined;
+      const assistant = turn.message;
       const calls = assistant.tool_calls ?? [];
       if (calls.length === 0) {
         this.messages.push(assistant);
@@ -298,13 +312,15 @@ export class Speculation {
   }
 
   /** One model round trip as a fork: the main chat's exact prefix, then the speculated messages. */
-  private async streamTurn(): Promise<AssistantMessage> {
-    const { message, usage } = await runForkedQuery({
+  private async streamTurn(maxTokens: number | undefined, recoverCutToolCalls: boolean): Promise<{ message: AssistantMessage; cutOff: boolean; completionTokens: number; finishReason: string | null }> {
+    const { message, usage, cutOff, finishReason } = await runForkedQuery({
       params: this.options.params,
       llm: this.options.llm,
       extraMessages: this.messages,
       ...(this.options.model ? { model: this.options.model } : {}),
       signal: this.controller.signal,
+      recoverCutToolCalls,
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
       onEvent: (event) => {
         if (event.type === 'text' && !this.controller.signal.aborted) this.emit({ type: 'text', delta: event.delta });
       },
@@ -313,7 +329,7 @@ export class Speculation {
     this.usage.promptTokens += usage.promptTokens;
     this.usage.completionTokens += usage.completionTokens;
     this.usage.cachedTokens += usage.cachedTokens;
-    return message;
+    return { message, cutOff: cutOff === true, completionTokens: usage.completionTokens, finishReason };
   }
 
   /**
@@ -417,12 +433,22 @@ export class Speculation {
         signal: this.controller.signal,
         approvedAsReadOnly: sandboxRun === undefined,
         ...(sandboxRun ? { sandboxRun } : {}),
+        // A sub-agent's own calls: each must pass this gate, or the agent call is a boundary.
+        speculationGate: (name, args) => this.gateNested(name, args, overlay),
       });
+      if (result.usage) {
+        this.usage.promptTokens += result.usage.promptTokens;
+        this.usage.completionTokens += result.usage.completionTokens;
+        this.usage.cachedTokens += result.usage.cachedTokens;
+      }
       if (result.boundary !== undefined) {
-        // It ran, but not as it would for real (the sandbox was in its way): stop before it; the live agent runs it after Tab.
+        // It ran, but not as it would for real (the sandbox was in its way, a sub-agent's call): stop before it; the live agent runs it after Tab.
         const command = typeof parsed.args.command === 'string' ? parsed.args.command : call.function.name;
         record.decision = 'boundary';
-        this.boundaries.set(record.index, { type: 'shell', tool: call.function.name, detail: `\`${command}\` ${result.boundary}` });
+        const stop: Boundary = tool!.kind === 'shell'
+          ? { type: 'shell', tool: call.function.name, detail: `\`${command}\` ${result.boundary}` }
+          : { type: 'denied_tool', tool: call.function.name, detail: result.boundary };
+        this.boundaries.set(record.index, stop);
         this.emit({ type: 'tool_end', record: { ...record } });
         return record;
       }
@@ -453,6 +479,19 @@ export class Speculation {
     }
     this.emit({ type: 'tool_end', record: { ...record } });
     return record;
+  }
+
+  /** The gate's word on a nested call (a sub-agent's): only what it would allow as it is runs. */
+  private async gateNested(name: string, args: ToolArgs, overlay: SpeculationOverlay): Promise<{ pass: true } | { pass: false; detail: string }> {
+    const decision = await gateToolCall(name, this.options.tools.get(name), args, {
+      approvalMode: this.options.approvalMode,
+      fs: overlay,
+      overlayHasWrites: overlay.writtenFiles().length > 0,
+      classifyShell: this.options.classifyShell,
+      protectedPaths: this.options.toolContext?.protectedPaths,
+    });
+    if (decision.decision === 'allow') return { pass: true };
+    return { pass: false, detail: decision.decision === 'boundary' ? decision.boundary.detail : `it would need the ${decision.decision} path` };
   }
 
   /** Whether this machine's sandbox can run shell commands (probed once per process, cached); undefined: turned off. */

@@ -116,6 +116,8 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
   if (tool.kind === 'network') {
     return boundary('denied_tool', toolName, `${toolName} reaches the network, which needs your consent`);
   }
+  // A sub-agent reads only; each of its calls is put to this gate as it comes (speculation.ts), and the first that would not pass makes the agent call a boundary.
+  if (toolName === 'agent') return { decision: 'allow', reason: "the sub-agent's calls each pass this gate, or the call stops at the first that does not" };
   if (tool.kind === 'interaction') {
     return boundary('denied_tool', toolName, `${toolName} needs you: ${INTERACTION_DETAIL[toolName] ?? 'it interacts with you'}`);
   }

@@ -12,6 +12,11 @@ export interface ChatRequest {
   temperature?: number;
   /** false switches thinking/reasoning off for this request (forks always do). */
   thinking?: boolean;
+  /**
+   * Sent as max_tokens: the output limit. Unset leaves the server's own; set only for the retry of
+   * an answer cut at the limit (a body field outside the prompt, so the cached prefix is unchanged).
+   */
+  maxTokens?: number;
   signal?: AbortSignal;
 }
 

@@ -82,6 +82,7 @@ export function buildChatCompletionBody(request: ChatRequest, options: BodyOptio
   }
   if (tools) body.tools = tools;
   if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (request.maxTokens !== undefined) body.max_tokens = request.maxTokens;
   if (request.thinking === false && shape.thinkingSwitch) {
     Object.assign(body, structuredClone(THINKING_SWITCHES[shape.thinkingSwitch]));
     sent.thinkingSwitch = shape.thinkingSwitch;

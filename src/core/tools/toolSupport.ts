@@ -195,6 +195,8 @@ export interface ToolSpec {
   run(args: ArgReader, context: ToolContext): Promise<ToolResult>;
   /** Write tools: what the call would write, without writing (see Tool.preview). */
   preview?(args: ArgReader, context: ToolContext): Promise<WritePreview | undefined>;
+  /** See Tool.deniedText. */
+  deniedText?: string;
 }
 
 /** Builds a Tool whose execute turns every expected error into a failed result. */
@@ -203,6 +205,7 @@ export function defineTool(spec: ToolSpec): Tool {
     name: spec.name,
     kind: spec.kind,
     pathArgs: spec.pathArgs ?? [],
+    ...(spec.deniedText ? { deniedText: spec.deniedText } : {}),
     definition: {
       type: 'function',
       function: {

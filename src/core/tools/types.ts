@@ -42,7 +42,49 @@ export interface ToolResult {
   boundary?: string;
   /** Set when a shell command ran in the sandbox: whether the workspace was writable, and what it changed there. */
   sandboxed?: { writable: boolean; changed: string[] };
+  /** Tokens the call spent on model requests of its own (a sub-agent); they count toward the turn. */
+  usage?: TokenUsage;
 }
+
+/** Token counts as the model reported them (the llm floor's Usage, restated here to keep tools below it). */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cachedTokens: number;
+}
+
+/** save_memory's store: the user's own memory file, outside every workspace. */
+export interface MemoryStore {
+  /** Where the file lives, for messages. */
+  readonly location: string;
+  /** Appends one fact; throws when the file cannot be written (nothing is half-written). */
+  append(fact: string): Promise<void>;
+}
+
+/** The skills the skill tool loads (Agent Skills folders in `.agents/skills/`). */
+export interface SkillLibrary {
+  /**
+   * The skill's SKILL.md in full, with the files beside it listed. Workspace skills are read
+   * through `fs` (the overlay during speculation); the user's own from their home folder.
+   */
+  load(name: string, fs: WorkspaceFs): Promise<{ ok: true; text: string } | { ok: false; error: string }>;
+}
+
+/** Runs the agent tool's nested conversation (src/core/chat/subAgent.ts). */
+export interface SubAgentRunner {
+  run(task: { description: string; prompt: string }, context: ToolContext): Promise<ToolResult>;
+}
+
+/** The chat's way out of plan mode, for exit_plan_mode (the session owns the mode). */
+export interface PlanModeSwitch {
+  /** The chat's approval mode now. */
+  mode(): string;
+  /** Switches this chat from plan to auto-edit; a reason when it may not (Restricted Mode). */
+  leave(): { ok: true; mode: string } | { ok: false; reason: string };
+}
+
+/** What the speculation gate says about one nested call (a sub-agent's), set per call during speculation. */
+export type NestedGate = (toolName: string, args: ToolArgs) => Promise<{ pass: true } | { pass: false; detail: string }>;
 
 /** Where a sandboxed command's writes go (the speculation's overlay) and what it sees of it. */
 export interface SandboxTarget {
@@ -116,6 +158,18 @@ export interface ToolContext {
   toolTimeLimitMs?: number;
   /** Holds the todo list between calls of todo_write. */
   todos?: { items: unknown[] };
+  /** save_memory's file; absent where there is none (the tool then says so). */
+  memory?: MemoryStore;
+  /** The skill tool's skills; absent: none installed. */
+  skills?: SkillLibrary;
+  /** The agent tool's sub-agents; absent where no model is at hand. */
+  subAgent?: SubAgentRunner;
+  /** exit_plan_mode's switch; absent outside a chat session. */
+  planMode?: PlanModeSwitch;
+  /** Set per call by the loop: progress lines of a long call (a sub-agent's steps) for its tool card. */
+  progress?: (line: string) => void;
+  /** Set per call during speculation: a nested call (a sub-agent's) runs only when this passes it. */
+  speculationGate?: NestedGate;
 }
 
 export interface Tool {
@@ -132,6 +186,8 @@ export interface Tool {
    * Undefined when the call would fail or write nothing.
    */
   preview?(args: ToolArgs, context: ToolContext): Promise<WritePreview | undefined>;
+  /** What the model is told when the user declines the call, where the generic refusal would mislead. */
+  readonly deniedText?: string;
 }
 
 /** The bytes a write would replace and put in their place; `before` undefined = a new file. */

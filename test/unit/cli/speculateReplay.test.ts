@@ -148,8 +148,8 @@ describe('headless CLI: speculate against replayed servers', function () {
     }
   });
 
-  it('an answer cut at the output limit fails the speculation: no messages to inject, nothing written', async () => {
-    server.serve([replayScript(BASE, { [SUGGESTION]: [{ toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/x.ts","content":"expo' }], finishReason: 'length' }] })]);
+  it('an answer cut at the output limit twice (its one retry cut too) fails the speculation: no messages to inject, nothing written', async () => {
+    server.serve([replayScript(BASE, { [SUGGESTION]: [{ toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/x.ts","content":"expo' }], finishReason: 'length' }, { toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/x.ts","content":"expo' }], finishReason: 'length' }] })]);
     const result = await speculate(`${server.origin}/v1`, ['--approval-mode', 'yolo']);
     assert.equal(result.out.status, 'failed');
     assert.match(String(result.out.error), /output limit \(finish_reason "length"\)/);

@@ -67,7 +67,8 @@ export async function makeWorld(files: Record<string, string> = {}, script?: Scr
     await writeFile(file, content);
   };
   for (const [relative, content] of Object.entries(files)) await put(relative, content);
-  const services = await openWorkspaceServices(root, { tmpRoot, stateDir: path.join(parent, 'state') });
+  // Never the real user's skills or memory: a home and state folder of the test's own.
+  const services = await openWorkspaceServices(root, { tmpRoot, stateDir: path.join(parent, 'state'), homeDir: path.join(parent, 'home') });
   const server = new ScriptedServer(script ? { script } : {});
   await server.start();
   // Quick retries: the tests count attempts, they do not wait for real backoff.

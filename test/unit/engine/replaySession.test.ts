@@ -56,13 +56,13 @@ describe('Engine end-to-end over replayed servers', function () {
     await w.session.dismissSuggestion();
   });
 
-  it('a speculation cut at the output limit fails quietly: nothing injected, no overlay, Tab runs it live', async () => {
+  it('a speculation cut at the output limit again after its one retry fails quietly: nothing injected, no overlay, Tab runs it live', async () => {
     w = await makeWorld({
       baseUrl: 'https://api.openai.com/v1',
       rules: [
         replayScript(BASE, {
           ...WARMUP,
-          [SUGGESTION]: [{ toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const farewell = (name: string) => `Bye, ' }], finishReason: 'length' }],
+          [SUGGESTION]: [{ toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const farewell = (name: string) => `Bye, ' }], finishReason: 'length' }, { toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const farewell = (name: string) => `Bye, ' }], finishReason: 'length' }],
         }, { 'show me src/greet.ts': SUGGESTION }),
       ],
       config: { approvalMode: 'yolo' },
@@ -134,12 +134,16 @@ describe('Engine end-to-end over replayed servers', function () {
     assert.ok(!w.server.chatRequests.some((r) => isSuggestionRequest(r) && taskOf(r) === 'list the steps'), 'no suggestion after a cut answer');
   });
 
-  it('main chat: a tool call cut at the output limit does not run; Retry lets the model try again', async () => {
+  it('main chat: a tool call cut at the output limit again after its one retry does not run; Retry lets the model try again', async () => {
     w = await makeWorld({
       baseUrl: 'https://api.openai.com/v1',
       rules: [
         replayScript(BASE, {
-          'write farewell': [{ toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const fare' }], finishReason: 'length' }, { text: 'I will write it in smaller steps.' }],
+          'write farewell': [
+            { toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const fare' }], finishReason: 'length' },
+            { toolCalls: [{ name: 'write_file', arguments: '{"file_path":"src/farewell.ts","content":"export const fare' }], finishReason: 'length' },
+            { text: 'I will write it in smaller steps.' },
+          ],
         }),
       ],
       config: { approvalMode: 'yolo' },

@@ -21,7 +21,8 @@ const CONTRACT: [string, string[], string][] = [
   ['ask_user_question', ['question', 'options?'], 'interaction'],
   ['save_memory', ['fact'], 'interaction'],
   ['agent', ['description', 'prompt'], 'interaction'],
-  ['skill', ['name'], 'interaction'],
+  // Loading a skill reads files and changes nothing: a read tool (plan mode, speculation and sub-agents may use it).
+  ['skill', ['name'], 'read'],
   ['exit_plan_mode', ['plan'], 'interaction'],
 ];
 
