@@ -119,6 +119,8 @@ function callDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary'>)
     case 'web_search':
       return str('query');
     default:
+      // An MCP call is judged on its arguments, as a command is on its text: all of them, as sent.
+      if (request.tool.startsWith('mcp__')) return `${request.summary}\n${JSON.stringify(args, null, 2)}`;
       return request.summary;
   }
 }
