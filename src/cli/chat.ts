@@ -11,6 +11,8 @@ import type { ChatMessage, ToolArgs } from '../core/messages';
 import { ChatSession } from '../core/session';
 import { openWorkspaceServices } from '../core/workspaceServices';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
+import type { McpManager } from '../core/mcp';
+import { openCliMcpServers } from './mcpConfig';
 import { choice, ENDPOINT_RUN_OPTIONS, endpointRunArgs, parseOptions, type EndpointRunArgs } from './options';
 import { readHistory } from './speculate';
 import { UsageError } from './usage';
@@ -79,10 +81,23 @@ export async function runChat(argv: readonly string[], output: NodeJS.WritableSt
   const info = await stat(args.workspace).catch(() => undefined);
   if (!info?.isDirectory()) throw new UsageError(`--workspace ${args.workspace} is not a directory`);
   const history = args.historyFile ? await readHistory(args.historyFile) : [];
-  await housekeeping(args.workspace);
   const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
+  const mcp = args.mcpConfig ? await openCliMcpServers(args.mcpConfig, args.workspace, log) : undefined;
+  try {
+    return await chatTurn(args, history, mcp, log, output);
+  } finally {
+    // Every server this run started is stopped before the CLI exits.
+    await mcp?.dispose();
+  }
+}
+
+async function chatTurn(args: ChatArgs, history: ChatMessage[], mcp: McpManager | undefined, log: (line: string) => void, output: NodeJS.WritableStream): Promise<number> {
+  await housekeeping(args.workspace);
   // --state-dir also holds the user's memory file (save_memory), as VS Code's global storage does.
-  const services = await openWorkspaceServices(args.workspace, args.stateDir ? { memoryDir: args.stateDir } : {});
+  const services = await openWorkspaceServices(args.workspace, {
+    ...(args.stateDir ? { memoryDir: args.stateDir } : {}),
+    ...(mcp ? { extraTools: mcp } : {}),
+  });
   // Files are changed only with a checkpoint that undoes them: an unusable state folder stops here.
   const checkpoints = await openCheckpointStore(args.workspace, args.stateDir).catch((error: unknown) => {
     throw new UsageError(`--state-dir cannot hold checkpoints: ${error instanceof Error ? error.message : String(error)}`);

@@ -57,7 +57,7 @@ export function positiveInteger(options: ParsedOptions, name: string): number | 
 }
 
 /** The options of every command that runs turns against an endpoint (`speculate`, `chat`). */
-export const ENDPOINT_RUN_OPTIONS = ['--workspace', '--base-url', '--model', '--api-key', '--approval-mode', '--history', '--timeout-ms', '--state-dir'] as const;
+export const ENDPOINT_RUN_OPTIONS = ['--workspace', '--base-url', '--model', '--api-key', '--approval-mode', '--history', '--timeout-ms', '--state-dir', '--mcp-config'] as const;
 
 export interface EndpointRunArgs {
   workspace: string;
@@ -70,6 +70,8 @@ export interface EndpointRunArgs {
   timeoutMs?: number;
   /** Where checkpoints and learned provider quirks live (default: $XDG_STATE_HOME/speculate). */
   stateDir?: string;
+  /** --mcp-config: an mcp.json-shaped file of MCP servers, started without asking (the user's own). */
+  mcpConfig?: string;
 }
 
 /** ENDPOINT_RUN_OPTIONS read the one way HEADLESS-CLI.md defines them. */
@@ -88,5 +90,7 @@ export function endpointRunArgs(options: ParsedOptions): EndpointRunArgs {
   if (timeoutMs !== undefined) args.timeoutMs = timeoutMs;
   const stateDir = values.get('--state-dir');
   if (stateDir) args.stateDir = stateDir;
+  const mcpConfig = values.get('--mcp-config');
+  if (mcpConfig) args.mcpConfig = mcpConfig;
   return args;
 }

@@ -14,6 +14,8 @@ import { openWorkspaceServices } from '../core/workspaceServices';
 import { filesInPlay } from '../core/context/instructions';
 import { createSubAgentRunner } from '../core/chat/subAgent';
 import { housekeeping, openCheckpointStore } from './checkpointStore';
+import type { McpManager } from '../core/mcp';
+import { openCliMcpServers } from './mcpConfig';
 import { ENDPOINT_RUN_OPTIONS, endpointRunArgs, parseOptions, positiveInteger, type EndpointRunArgs } from './options';
 import { cliShellSandbox } from './sandbox';
 import { UsageError } from './usage';
@@ -112,10 +114,30 @@ export async function runSpeculate(argv: string[], output: NodeJS.WritableStream
         return undefined;
       })
     : undefined;
-  const shellSandbox = cliShellSandbox();
-  const services = await openWorkspaceServices(args.workspace, { ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(shellSandbox ? { toolContext: { shellSandbox } } : {}) });
   const log = (line: string) => process.stderr.write(`speculate: ${line}\n`);
+  const mcp = args.mcpConfig ? await openCliMcpServers(args.mcpConfig, args.workspace, log) : undefined;
+  try {
+    return await speculateRun(args, history, checkpoints, checkpointsError, mcp, log, output);
+  } finally {
+    // Every server this run started is stopped before the CLI exits.
+    await mcp?.dispose();
+  }
+}
+
+async function speculateRun(
+  args: SpeculateArgs,
+  history: ChatMessage[],
+  checkpoints: Awaited<ReturnType<typeof openCheckpointStore>> | undefined,
+  checkpointsError: string | undefined,
+  mcp: McpManager | undefined,
+  log: (line: string) => void,
+  output: NodeJS.WritableStream,
+): Promise<number> {
+  const shellSandbox = cliShellSandbox();
+  const services = await openWorkspaceServices(args.workspace, { ...(args.stateDir ? { stateDir: args.stateDir } : {}), ...(shellSandbox ? { toolContext: { shellSandbox } } : {}), ...(mcp ? { extraTools: mcp } : {}) });
   for (const warning of services.warnings) log(warning);
+  // The servers' tools are part of the saved request prefix, so they are listed before it is saved.
+  await services.tools.prepare?.();
   // What the endpoint refuses (a field, a thinking switch) is remembered in the state folder, so
   // the next run sends the right request at once.
   const learned = new LearnedProfiles(new FileLearnedProfileStore(args.stateDir ?? defaultStateDir()), log);

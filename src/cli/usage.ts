@@ -10,13 +10,13 @@ Stream commands read JSON lines on stdin and write JSON lines on stdout:
 
   speculate --workspace DIR --base-url URL --model NAME --suggestion TEXT
             [--api-key KEY] [--approval-mode default|auto-edit|yolo|plan] [--history FILE.json]
-            [--max-turns N] [--accept] [--timeout-ms N] [--state-dir DIR]
+            [--max-turns N] [--accept] [--timeout-ms N] [--state-dir DIR] [--mcp-config FILE.json]
       Runs one speculation exactly as the extension would and prints one JSON object;
       with --accept it applies the result and names the checkpoint that undoes it.
 
   chat --workspace DIR --base-url URL --model NAME --prompt TEXT
        [--api-key KEY] [--approval-mode plan|default|auto-edit|yolo] [--approve deny|allow]
-       [--history FILE.json] [--timeout-ms N] [--state-dir DIR]
+       [--history FILE.json] [--timeout-ms N] [--state-dir DIR] [--mcp-config FILE.json]
       Runs one turn of the main chat (tools until the model answers) and prints one JSON object;
       a call that would ask you is answered by --approve (default deny).
 

@@ -125,6 +125,8 @@ function callDetail(request: Pick<ApprovalRequest, 'tool' | 'args' | 'summary'>)
       // The plan card shows the whole plan: it is what the user approves.
       return str('plan');
     default:
+      // An MCP call is judged on its arguments, as a command is on its text: all of them, as sent.
+      if (request.tool.startsWith('mcp__')) return `${request.summary}\n${JSON.stringify(args, null, 2)}`;
       return request.summary;
   }
 }

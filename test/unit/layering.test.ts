@@ -11,8 +11,8 @@ import { join, posix, relative } from 'node:path';
 const BELOW: Record<string, readonly string[]> = {
   'extension.ts': ['vscode'],
   'cli.ts': ['cli'],
-  vscode: ['core/session.ts', 'core/workspaceServices.ts', 'core/chatStore', 'shared'],
-  cli: ['core/session.ts', 'core/workspaceServices.ts'],
+  vscode: ['core/session.ts', 'core/workspaceServices.ts', 'core/chatStore', 'core/mcp', 'shared'],
+  cli: ['core/session.ts', 'core/workspaceServices.ts', 'core/mcp'],
   webview: ['shared'],
   shared: [],
   'core/session.ts': ['core/followup', 'core/stats', 'core/usage', 'core/context'],
@@ -24,6 +24,7 @@ const BELOW: Record<string, readonly string[]> = {
   'core/followup': ['core/chat', 'core/checkpoints'],
   'core/checkpoints': ['core/fs'],
   'core/chat': ['core/tools', 'core/llm'],
+  'core/mcp': ['core/tools'],
   'core/tools': ['core/sandbox', 'core/shell', 'core/process', 'core/fs', 'core/messages'],
   'core/sandbox': ['core/process', 'core/shell', 'core/fs'],
   'core/process': ['core/shell', 'core/fs'],

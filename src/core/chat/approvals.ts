@@ -61,7 +61,7 @@ interface ToolIdentity {
 }
 
 /** A tool as decide() can use it: its name and kind, and for write tools the paths and a preview. */
-type DecidedTool = ToolIdentity & Partial<Pick<Tool, 'pathArgs' | 'preview'>>;
+type DecidedTool = ToolIdentity & Partial<Pick<Tool, 'pathArgs' | 'preview' | 'mcp'>>;
 
 /** Where the call would run: the workspace (to place paths and preview writes) and its protected paths. */
 export type ApprovalContext = Pick<ToolContext, 'fs' | 'protectedPaths'>;
@@ -121,6 +121,11 @@ export class ApprovalScheduler {
       case 'network':
         // Fetching from the internet sends data out of the machine: consent first, outside yolo.
         return this.always.has(grantKey(tool, args)) ? RUN : ASK;
+      case 'mcp':
+        // A server is a program of the user's: in default mode every call asks, its arguments shown;
+        // auto-edit runs what declares itself read-only and closed-world, as it runs read-only commands.
+        if (this.always.has(grantKey(tool, args))) return RUN;
+        return mode === 'auto-edit' && tool.mcp?.readOnlyHint === true && tool.mcp.openWorldHint === false ? RUN : ASK;
       case 'interaction':
         // These either are a conversation with the user already (ask_user_question,
         // exit_plan_mode) or only touch the session's own state (todo_write, save_memory); a

@@ -190,13 +190,15 @@ export class Conversation {
     this.turnAbort = turnAbort;
     const signal = options.signal ? AbortSignal.any([options.signal, turnAbort.signal]) : turnAbort.signal;
     const usage: Usage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
+    this.emit({ type: 'turn_started' });
+    // Run-time tools (MCP servers, started lazily) are ready before the turn's one snapshot is taken.
+    await this.options.tools.prepare?.(signal).catch(() => undefined);
     // One snapshot per turn: every round sends the same list, and the same list is saved for forks.
     const tools = this.options.tools.definitions();
     let lastFinish: string | null = null;
     // One recovery per turn from an answer cut inside a tool call; its retry may ask for a higher limit.
     let cutOffRetried = false;
     let maxTokens: number | undefined;
-    this.emit({ type: 'turn_started' });
     try {
       const maxRounds = this.options.maxToolRounds ?? MAX_TOOL_ROUNDS_PER_TURN;
       for (let round = 0; ; round++) {

@@ -7,6 +7,8 @@ export interface ToolRegistry {
   get(name: string): Tool | undefined;
   /** The definitions in a stable order; the same list must be sent by the main chat and its forks. */
   definitions(): ToolDefinition[];
+  /** Readies tools known only at run time (MCP servers start lazily) before a turn takes its definitions. */
+  prepare?(signal?: AbortSignal): Promise<void>;
 }
 
 /** A registry over a fixed list, in the order given. Throws on a duplicate name (a wiring mistake). */

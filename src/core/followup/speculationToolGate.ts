@@ -108,10 +108,28 @@ const INTERACTION_DETAIL: Record<string, string> = {
   exit_plan_mode: 'it asks to leave plan mode',
 };
 
+/**
+ * MCP (TOOLS.md): a server is a program of the user's, so its calls wait for them, unless the user
+ * marked the server "may run ahead" and the tool declares it only reads (readOnlyHint: true) a closed
+ * world (openWorldHint: false; the protocol's default for an absent hint is an open world).
+ */
+function gateMcpCall(toolName: string, tool: Tool, context: GateContext): GateDecision {
+  const info = tool.mcp;
+  if (!info) return boundary('unknown_tool', toolName, `${toolName} is an MCP tool without its server's details, so it cannot run ahead of you`);
+  const who = `${info.tool} of MCP server "${info.server}"`;
+  if (!info.runAhead) return boundary('denied_tool', toolName, `${who} waits for you: the server is not marked "may run ahead" (speculate.runAhead)`);
+  if (info.readOnlyHint !== true) return boundary('denied_tool', toolName, `${who} waits for you: it does not declare itself read-only (readOnlyHint)`);
+  if (info.openWorldHint !== false) return boundary('denied_tool', toolName, `${who} waits for you: it may reach outside the machine (openWorldHint${info.openWorldHint === undefined ? ' not declared false' : ''})`);
+  // The server reads the real files, not the speculated edits: its answer would be stale.
+  if (context.overlayHasWrites) return boundary('denied_tool', toolName, `${who} would not see the speculated edits`);
+  return { decision: 'allow', reason: `the server may run ahead and ${info.tool} only reads` };
+}
+
 export async function gateToolCall(toolName: string, tool: Tool | undefined, args: ToolArgs, context: GateContext): Promise<GateDecision> {
   if (!tool || tool.name !== toolName) {
     return boundary('unknown_tool', toolName, `${toolName} is not a built-in tool, so it cannot run ahead of you`);
   }
+  if (tool.kind === 'mcp') return gateMcpCall(toolName, tool, context);
   // Network and interaction tools stop before anything else: they need the user whatever the paths.
   if (tool.kind === 'network') {
     return boundary('denied_tool', toolName, `${toolName} reaches the network, which needs your consent`);

@@ -28,6 +28,15 @@ export type { WebFetchOptions } from './webFetch';
 export interface ToolRegistryOptions {
   shell?: ShellToolOptions;
   webFetch?: WebFetchOptions;
+  /** Tools that come and go at run time (MCP servers' tools), offered after the built-ins. */
+  extraTools?: ExtraToolSource;
+}
+
+/** A source of tools known only at run time; their names never collide with a built-in's (`mcp__…`). */
+export interface ExtraToolSource {
+  tools(): readonly Tool[];
+  /** Makes tools() complete (starts what it lazily starts); resolves, never rejects, within its own timeouts. */
+  prepare?(signal?: AbortSignal): Promise<void>;
 }
 
 export interface ToolRegistry {
@@ -35,6 +44,8 @@ export interface ToolRegistry {
   readonly tools: readonly Tool[];
   get(name: string): Tool | undefined;
   definitions(): ToolDefinition[];
+  /** Readies the run-time tools (ToolRegistryOptions.extraTools) before a turn takes its definitions. */
+  prepare?(signal?: AbortSignal): Promise<void>;
 }
 
 export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
@@ -57,17 +68,29 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     exitPlanModeTool,
   ];
   const byName = new Map<string, Tool>(tools.map((tool) => [tool.name, tool]));
+  const extra = options.extraTools;
+  if (!extra) {
+    return {
+      tools,
+      get: (name) => byName.get(name),
+      definitions: () => tools.map((tool) => tool.definition),
+    };
+  }
+  // The built-ins first and unchanged, so their definitions stay the same bytes whatever servers run.
   return {
     tools,
-    get: (name) => byName.get(name),
-    definitions: () => tools.map((tool) => tool.definition),
+    get: (name) => byName.get(name) ?? extra.tools().find((tool) => tool.name === name && !byName.has(tool.name)),
+    definitions: () => [...tools.map((tool) => tool.definition), ...extra.tools().filter((tool) => !byName.has(tool.name)).map((tool) => tool.definition)],
+    prepare: async (signal) => {
+      await extra.prepare?.(signal);
+    },
   };
 }
 
 /** The tools with default options. */
 export const ALL_TOOLS: readonly Tool[] = createToolRegistry().tools;
 
-export const TOOL_NAMES: readonly ToolName[] = ALL_TOOLS.map((tool) => tool.name);
+export const TOOL_NAMES: readonly ToolName[] = ALL_TOOLS.map((tool) => tool.name as ToolName);
 
 export type ToolPathCheck = { ok: true; paths: Record<string, string> } | { ok: false; arg: string; error: PathOutsideWorkspaceError };
 

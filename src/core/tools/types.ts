@@ -6,7 +6,7 @@ import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
 import type { SandboxChange, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
 
-export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction';
+export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction' | 'mcp';
 
 /** Names fixed by TOOLS.md; prompts, recorded sessions and the gate rely on them. */
 export type ToolName =
@@ -26,6 +26,21 @@ export type ToolName =
   | 'agent'
   | 'skill'
   | 'exit_plan_mode';
+
+/** An MCP server's tool, offered as `mcp__<server>__<tool>` (src/core/mcp). */
+export type McpToolName = `mcp__${string}`;
+
+/** What the approvals and the speculation gate know of an MCP tool (its server's annotations are hints). */
+export interface McpToolInfo {
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  readOnlyHint?: boolean;
+  openWorldHint?: boolean;
+  destructiveHint?: boolean;
+  /** The user marked the server "may run ahead" (its config's `speculate.runAhead`). */
+  runAhead: boolean;
+}
 
 export interface ToolResult {
   /** false when the call failed; `output` then explains the failure to the model. */
@@ -173,8 +188,10 @@ export interface ToolContext {
 }
 
 export interface Tool {
-  readonly name: ToolName;
+  readonly name: ToolName | McpToolName;
   readonly kind: ToolKind;
+  /** Set on MCP tools (kind `mcp`) only. */
+  readonly mcp?: McpToolInfo;
   readonly definition: ToolDefinition;
   /** Path-valued argument names, so the gate can check them before a call runs. */
   readonly pathArgs: readonly string[];
