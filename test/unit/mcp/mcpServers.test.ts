@@ -220,6 +220,20 @@ describe('MCP servers (real, from npm)', function () {
     }
   });
 
+  it('a changed entry (runAhead switched on) gives fresh tools that call the new server', async () => {
+    const mcp = open();
+    const entry = { command: process.execPath, args: [everything, 'stdio'] };
+    await mcp.setServers(servers({ everything: entry }));
+    await mcp.prepare();
+    const before = mcp.tools().find((t) => t.name === 'mcp__everything__echo')!;
+    assert.equal(before.mcp?.runAhead, false);
+    await mcp.setServers(servers({ everything: { ...entry, speculate: { runAhead: true } } }));
+    await mcp.prepare();
+    const after = mcp.tools().find((t) => t.name === 'mcp__everything__echo')!;
+    assert.equal(after.mcp?.runAhead, true, 'the gate sees the new setting');
+    assert.deepEqual(await call(after, { message: 'new server' }), { ok: true, output: 'Echo: new server' });
+  });
+
   it('stops every server on dispose', async () => {
     const mcp = open();
     await mcp.setServers(servers({ a: { command: process.execPath, args: [everything, 'stdio'] }, b: { command: process.execPath, args: [everything, 'stdio'] } }));
