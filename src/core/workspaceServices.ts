@@ -13,7 +13,7 @@ import { DEFAULT_PROTECTED_PATHS, ProtectedPaths } from './fs/protectedPaths';
 import { NodeProcessRunner } from './process/nodeProcessRunner';
 import { toAbsolute } from './fs/paths';
 import { isShellCommandReadOnly } from './shell';
-import { createToolRegistry } from './tools';
+import { createToolRegistry, type ExtraToolSource } from './tools';
 import type { ToolContext } from './tools/types';
 import { sharedShellSandbox } from './sandbox';
 
@@ -51,6 +51,8 @@ export interface WorkspaceServicesOptions {
   stateDir?: string;
   /** The speculation sandbox (SANDBOX.md) as the settings say; absent: none (tests, hosts without the setting). */
   sandbox?: SandboxSettings;
+  /** Tools known only at run time (the window's MCP servers), offered after the built-ins. */
+  extraTools?: ExtraToolSource;
 }
 
 /**
@@ -86,7 +88,7 @@ export async function openWorkspaceServices(root: string, options: WorkspaceServ
   const fs = await NodeWorkspaceFs.open(root, { lock });
   // Each other folder's live writes take that folder's own lock (another window may have it open alone).
   const others = await Promise.all((options.otherWorkspaces ?? []).map(async (folder) => NodeWorkspaceFs.open(folder, { lock: await openLock(folder, stateDir, warnings) })));
-  const registry = createToolRegistry();
+  const registry = createToolRegistry(options.extraTools ? { extraTools: options.extraTools } : {});
   const protectedPaths = new ProtectedPaths(options.protectedPaths ?? DEFAULT_PROTECTED_PATHS);
   // The overlay stays on `fs` alone: a speculation that reaches into another folder stops there.
   const toolFs = others.length > 0 ? new FolderRoutingFs(fs, others) : fs;
