@@ -1,0 +1,217 @@
+// The window's MCP servers: the user's speculate.mcpServers and the allowed servers of each folder's
+// .vscode/mcp.json, run by one McpManager (lazily, on the first turn that offers tools), listed in the chat view.
+import { lstat, readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import { McpManager, parseMcpConfigText, parseMcpServers, type McpConfigParse, type McpServerConfig, type McpSnapshot } from '../core/mcp';
+import type { ExtraToolSource } from '../core/tools';
+import type { HostToWebview, McpActionId, McpServersView, WebviewToHost } from '../shared/protocol';
+import { planMcpServers, serverDetail, USER_MCP_SOURCE, WorkspaceServerAllowList, type McpServerPlan, type WorkspaceMcpFile } from './mcpAllowList';
+import { mcpServersView } from './mcpServersView';
+import { userValue } from './settingPolicy';
+
+/** A workspace's mcp.json larger than this is not read (it is configuration, not data). */
+const MAX_MCP_JSON_BYTES = 1024 * 1024;
+
+export interface McpServersDeps {
+  output: vscode.LogOutputChannel;
+  /** Where the allow-list of workspace servers is kept (the extension's globalState). */
+  globalState: vscode.Memento;
+  trust: { readonly isTrusted: boolean; readonly onDidGrantWorkspaceTrust: vscode.Event<void> };
+  post: (message: HostToWebview) => void;
+  onMessage: vscode.Event<WebviewToHost>;
+  clientVersion?: string;
+}
+
+export class McpServers implements vscode.Disposable {
+  private readonly manager: McpManager;
+  private readonly allowList: WorkspaceServerAllowList;
+  private readonly disposables: vscode.Disposable[] = [];
+  private plan: McpServerPlan = { servers: [], pending: [], blocked: [], errors: [] };
+  /** Reloads run one after another: a quick second change must not apply an older read last. */
+  private reloading: Promise<void> = Promise.resolve();
+  private watchers: vscode.Disposable[] = [];
+  private disposed = false;
+
+  constructor(private readonly deps: McpServersDeps) {
+    const folders = fileFolders();
+    this.manager = new McpManager({
+      log: (line) => deps.output.info(`MCP ${line}`),
+      ...(folders[0] ? { defaultCwd: folders[0].uri.fsPath } : {}),
+      // A repository's folders on PATH must not supply the `node` or `npx` a user's server runs.
+      untrustedRoots: folders.map((folder) => folder.uri.fsPath),
+      ...(deps.clientVersion ? { clientVersion: deps.clientVersion } : {}),
+    });
+    this.allowList = new WorkspaceServerAllowList(deps.globalState);
+    this.disposables.push(
+      { dispose: this.manager.onDidChange(() => this.publish()) },
+      vscode.workspace.onDidChangeConfiguration((event) => {
+        if (event.affectsConfiguration('speculate.mcpServers')) void this.reload();
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => {
+        this.watch();
+        void this.reload();
+      }),
+      deps.trust.onDidGrantWorkspaceTrust(() => void this.reload()),
+      deps.onMessage((message) => void this.onMessage(message)),
+    );
+    this.watch();
+    void this.reload();
+  }
+
+  /** The tools of the running servers, for the chat's tool registry (its prepare() starts them). */
+  get tools(): ExtraToolSource {
+    return this.manager;
+  }
+
+  /** Settles once the configuration last changed has been read and handed to the manager. */
+  whenLoaded(): Promise<void> {
+    return this.reloading;
+  }
+
+  /** For the tests: the servers as the manager has them. */
+  snapshot(): McpSnapshot {
+    return this.manager.snapshot();
+  }
+
+  view(): McpServersView {
+    return mcpServersView(this.manager.snapshot(), this.plan, this.deps.trust.isTrusted);
+  }
+
+  /** Reads the settings and every folder's .vscode/mcp.json again, and gives the manager what may run. */
+  reload(): Promise<void> {
+    this.reloading = this.reloading.then(() => this.load()).catch((error: unknown) => this.deps.output.error(`MCP: reading the server configuration failed: ${String(error)}`));
+    return this.reloading;
+  }
+
+  private async load(): Promise<void> {
+    if (this.disposed) return;
+    const user = readUserServers();
+    const workspaces = await Promise.all(fileFolders().map((folder) => readWorkspaceFile(folder)));
+    this.plan = planMcpServers({ user, workspaces, trusted: this.deps.trust.isTrusted, allowList: this.allowList, untrustedCwd: homedir() });
+    for (const error of this.plan.errors) this.deps.output.warn(`MCP ${error}`);
+    await this.manager.setServers(this.plan.servers, this.plan.errors);
+    this.publish();
+  }
+
+  private publish(): void {
+    if (!this.disposed) this.deps.post({ type: 'mcpServers', view: this.view() });
+  }
+
+  /** One watcher per folder for its .vscode/mcp.json (created, changed or deleted). */
+  private watch(): void {
+    for (const watcher of this.watchers) watcher.dispose();
+    this.watchers = fileFolders().map((folder) => {
+      const watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, '.vscode/mcp.json'));
+      const changed = () => void this.reload();
+      watcher.onDidCreate(changed);
+      watcher.onDidChange(changed);
+      watcher.onDidDelete(changed);
+      return watcher;
+    });
+  }
+
+  private async onMessage(message: WebviewToHost): Promise<void> {
+    if (message.type === 'ready') return this.publish();
+    if (message.type !== 'mcpAction') return;
+    try {
+      await this.act(message.action, message.server, message.source);
+    } catch (error) {
+      this.deps.output.error(`MCP: ${message.action} failed: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+
+  private async act(action: McpActionId, server: string | undefined, source: string | undefined): Promise<void> {
+    switch (action) {
+      case 'showLog':
+        this.deps.output.show(true);
+        return;
+      case 'openSettings':
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'speculate.mcpServers');
+        return;
+      case 'restart':
+        if (server !== undefined) await this.restart(server);
+        return;
+      case 'allow':
+        if (server !== undefined && source !== undefined) await this.allow(server, source);
+        return;
+    }
+  }
+
+  /** The list's Restart: the server starts again now, its earlier failures forgotten. */
+  async restart(name: string): Promise<void> {
+    this.deps.output.info(`MCP [${name}] restarting (asked from the server list).`);
+    await this.manager.restart(name);
+  }
+
+  /**
+   * The list's Allow: asks, modally, with everything the definition runs (as read now, not as the
+   * list showed it), and keeps the answer for exactly this definition. The server starts lazily.
+   */
+  async allow(name: string, source: string): Promise<boolean> {
+    await this.reloading;
+    const pending = this.plan.pending.find((entry) => entry.config.name === name && entry.config.source === source);
+    if (!pending) return false;
+    const choice = await vscode.window.showWarningMessage(
+      `Allow the MCP server "${name}" from ${source} to run?`,
+      {
+        modal: true,
+        detail: `${pending.changed ? 'Its definition changed since you allowed it. ' : ''}This workspace asks Speculate to run a program as you, with your files and network:\n\n${serverDetail(pending.config)}\n\nAllow it only if you trust this repository. A change to this definition asks again.`,
+      },
+      'Allow',
+    );
+    if (choice !== 'Allow') return false;
+    await this.allowDefinition(pending.workspace, pending.config);
+    return true;
+  }
+
+  /** Records the user's yes for this exact definition and reloads (the tests call it without the dialog). */
+  async allowDefinition(workspace: string, config: McpServerConfig): Promise<void> {
+    await this.allowList.allow(workspace, config);
+    this.deps.output.info(`MCP [${config.name}] allowed from ${config.source}; it starts with the next turn that offers tools.`);
+    await this.reload();
+  }
+
+  /** Stops every server (the window closes or reloads). */
+  async shutdown(): Promise<void> {
+    this.disposed = true;
+    for (const d of [...this.disposables, ...this.watchers]) d.dispose();
+    await this.manager.dispose();
+  }
+
+  dispose(): void {
+    void this.shutdown();
+  }
+}
+
+function fileFolders(): vscode.WorkspaceFolder[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((folder) => folder.uri.scheme === 'file');
+}
+
+/** speculate.mcpServers from the user's settings only (scope application: a workspace cannot add a program). */
+function readUserServers(): McpConfigParse {
+  const inspected = vscode.workspace.getConfiguration('speculate').inspect('mcpServers');
+  const value = userValue(inspected);
+  if (value === undefined || value === null) return { servers: [], errors: [] };
+  return parseMcpServers(value, USER_MCP_SOURCE, { userHome: homedir(), env: process.env });
+}
+
+async function readWorkspaceFile(folder: vscode.WorkspaceFolder): Promise<WorkspaceMcpFile> {
+  const workspace = folder.uri.toString();
+  const path = join(folder.uri.fsPath, '.vscode', 'mcp.json');
+  const source = `${folder.name}/.vscode/mcp.json`;
+  let text: string;
+  try {
+    const info = await lstat(path);
+    // A link could make the list show (in its parse error) a file from elsewhere on the machine.
+    if (info.isSymbolicLink()) return { workspace, parse: { servers: [], errors: [`${source} is a symbolic link; Speculate reads only a real file there.`] } };
+    if (!info.isFile()) return { workspace, parse: null };
+    if (info.size > MAX_MCP_JSON_BYTES) return { workspace, parse: { servers: [], errors: [`${source} is larger than 1 MB and was not read.`] } };
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { workspace, parse: null };
+    return { workspace, parse: { servers: [], errors: [`${source} could not be read (${(error as Error).message}).`] } };
+  }
+  return { workspace, parse: parseMcpConfigText(text, source, { workspaceFolder: folder.uri.fsPath, userHome: homedir(), env: process.env }) };
+}
