@@ -5,7 +5,6 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { McpManager, parseMcpConfigText, parseMcpServers, type McpConfigParse, type McpServerConfig, type McpSnapshot } from '../core/mcp';
-import type { ExtraToolSource } from '../core/tools';
 import type { HostToWebview, McpActionId, McpServersView, WebviewToHost } from '../shared/protocol';
 import { planMcpServers, serverDetail, USER_MCP_SOURCE, WorkspaceServerAllowList, type McpServerPlan, type WorkspaceMcpFile } from './mcpAllowList';
 import { mcpServersView } from './mcpServersView';
@@ -61,7 +60,7 @@ export class McpServers implements vscode.Disposable {
   }
 
   /** The tools of the running servers, for the chat's tool registry (its prepare() starts them). */
-  get tools(): ExtraToolSource {
+  get tools(): McpManager {
     return this.manager;
   }
 
