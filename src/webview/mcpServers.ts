@@ -94,7 +94,7 @@ export class McpServerList {
       button('Show Log', () => this.actions.post({ type: 'mcpAction', action: 'showLog' }), { class: 'button secondary', 'data-focus-key': 'log', title: "The servers' stderr and errors, in the Speculate output" }),
     );
     this.body.replaceChildren(...notes.map((note) => h('p', { class: 'mcp-note' }, icon('warning'), h('span', {}, note))), list, footer);
-    if (focused) this.body.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(focused)}"]`)?.focus();
+    if (focused) [...this.body.querySelectorAll<HTMLElement>('[data-focus-key]')].find((el) => el.dataset.focusKey === focused)?.focus();
   }
 
   private row(server: McpServerRowView, now: number): HTMLElement {
