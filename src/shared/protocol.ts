@@ -365,6 +365,10 @@ export interface McpServerRowView {
   tools: { name: string; description: string; readOnly: boolean }[];
   /** Awaiting approval because its definition changed since the user allowed it. */
   changed?: boolean;
+  /** Awaiting approval: everything the definition runs (command, environment, folder), one line each, to confirm. */
+  detail?: string;
+  /** Awaiting approval: the hash of that definition; Allow echoes it, so a definition changed meanwhile is not allowed. */
+  definition?: string;
 }
 
 export interface McpServersView {
@@ -516,7 +520,7 @@ export type WebviewToHost =
   /** The folder button in the chat header: the host asks which open folder the chat works on. */
   | { type: 'pickFolder' }
   /** A button of the MCP server list; `server` and `source` name the row (not needed for showLog / openSettings). */
-  | { type: 'mcpAction'; action: McpActionId; server?: string; source?: string };
+  | { type: 'mcpAction'; action: McpActionId; server?: string; source?: string; definition?: string };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -616,6 +620,8 @@ const isMcpServersView: Guard<McpServersView> = shape({
       runAhead: isBoolean,
       tools: arrayOf(shape({ name: isString, description: isString, readOnly: isBoolean })),
       changed: optional(isBoolean),
+      detail: optional(isString),
+      definition: optional(isString),
     }),
   ),
   notes: arrayOf(isString),
@@ -826,7 +832,7 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   undoConflictChoice: shape({ type: literal('undoConflictChoice'), conflictId: isId, path: isId, choice: oneOf(['open-diff', 'restore', 'keep-mine'] as const) }),
   excludeFile: shape({ type: literal('excludeFile'), runId: isId, path: isId, excluded: isBoolean }),
   pickFolder: shape({ type: literal('pickFolder') }),
-  mcpAction: shape({ type: literal('mcpAction'), action: oneOf(['restart', 'allow', 'showLog', 'openSettings'] as const), server: optional(isId), source: optional(isId) }),
+  mcpAction: shape({ type: literal('mcpAction'), action: oneOf(['restart', 'allow', 'showLog', 'openSettings'] as const), server: optional(isId), source: optional(isId), definition: optional(isId) }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { McpManager, parseMcpConfigText, parseMcpServers, type McpConfigParse, type McpServerConfig, type McpSnapshot } from '../core/mcp';
 import type { HostToWebview, McpActionId, McpServersView, WebviewToHost } from '../shared/protocol';
-import { planMcpServers, serverDetail, USER_MCP_SOURCE, WorkspaceServerAllowList, type McpServerPlan, type WorkspaceMcpFile } from './mcpAllowList';
+import { definitionHash, planMcpServers, USER_MCP_SOURCE, WorkspaceServerAllowList, type McpServerPlan, type WorkspaceMcpFile } from './mcpAllowList';
 import { mcpServersView } from './mcpServersView';
 import { userValue } from './settingPolicy';
 
@@ -115,13 +115,13 @@ export class McpServers implements vscode.Disposable {
     if (message.type === 'ready') return this.publish();
     if (message.type !== 'mcpAction') return;
     try {
-      await this.act(message.action, message.server, message.source);
+      await this.act(message.action, message.server, message.source, message.definition);
     } catch (error) {
       this.deps.output.error(`MCP: ${message.action} failed: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
 
-  private async act(action: McpActionId, server: string | undefined, source: string | undefined): Promise<void> {
+  private async act(action: McpActionId, server: string | undefined, source: string | undefined, definition: string | undefined): Promise<void> {
     switch (action) {
       case 'showLog':
         this.deps.output.show(true);
@@ -133,7 +133,7 @@ export class McpServers implements vscode.Disposable {
         if (server !== undefined) await this.restart(server);
         return;
       case 'allow':
-        if (server !== undefined && source !== undefined) await this.allow(server, source);
+        if (server !== undefined && source !== undefined && definition !== undefined) await this.allow(server, source, definition);
         return;
     }
   }
@@ -145,22 +145,18 @@ export class McpServers implements vscode.Disposable {
   }
 
   /**
-   * The list's Allow: asks, modally, with everything the definition runs (as read now, not as the
-   * list showed it), and keeps the answer for exactly this definition. The server starts lazily.
+   * The list's Allow, confirmed in the list with everything the definition runs. `definition` is the
+   * hash of what the user saw: a file changed since then is not allowed (its new form waits for its own yes).
+   * (Not a modal dialog: the list already shows the program in full, and keyboard and tests reach it.)
    */
-  async allow(name: string, source: string): Promise<boolean> {
+  async allow(name: string, source: string, definition: string): Promise<boolean> {
     await this.reloading;
     const pending = this.plan.pending.find((entry) => entry.config.name === name && entry.config.source === source);
-    if (!pending) return false;
-    const choice = await vscode.window.showWarningMessage(
-      `Allow the MCP server "${name}" from ${source} to run?`,
-      {
-        modal: true,
-        detail: `${pending.changed ? 'Its definition changed since you allowed it. ' : ''}This workspace asks Speculate to run a program as you, with your files and network:\n\n${serverDetail(pending.config)}\n\nAllow it only if you trust this repository. A change to this definition asks again.`,
-      },
-      'Allow',
-    );
-    if (choice !== 'Allow') return false;
+    if (!pending || definitionHash(pending.config) !== definition) {
+      this.deps.output.warn(`MCP [${name}] was not allowed: ${pending ? 'its definition changed since the list showed it; check it again' : `${source} no longer asks for it`}.`);
+      this.publish();
+      return false;
+    }
     await this.allowDefinition(pending.workspace, pending.config);
     return true;
   }

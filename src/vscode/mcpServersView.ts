@@ -2,7 +2,7 @@
 // workspace servers waiting for the user's yes, and why any are not offered. Pure, no vscode import.
 import type { McpServerState, McpSnapshot } from '../core/mcp';
 import type { McpServerRowView, McpServersView, McpServerStateView } from '../shared/protocol';
-import { serverTarget, USER_MCP_SOURCE, type McpServerPlan } from './mcpAllowList';
+import { definitionHash, serverDetail, serverTarget, USER_MCP_SOURCE, type McpServerPlan } from './mcpAllowList';
 
 const STATE: { [K in McpServerState]: McpServerStateView } = {
   idle: 'not-started',
@@ -37,6 +37,8 @@ export function mcpServersView(snapshot: McpSnapshot, plan: McpServerPlan, trust
       runAhead: pending.config.speculate.runAhead,
       tools: [],
       ...(pending.changed ? { changed: true } : {}),
+      detail: serverDetail(pending.config),
+      definition: definitionHash(pending.config),
     });
   }
   for (const blocked of plan.blocked) {

@@ -38,6 +38,8 @@ export class McpServerList {
   private said = new Map<string, McpServerStateView>();
   /** Servers whose tool list the user opened: it stays open when the list is rebuilt. */
   private readonly openTools = new Set<string>();
+  /** Servers whose Allow… the user pressed: their confirmation stays open across rebuilds. */
+  private readonly confirming = new Set<string>();
 
   constructor(private readonly actions: McpServerListActions) {
     this.summaryText = h('span', { class: 'mcp-summary-text' });
@@ -98,7 +100,7 @@ export class McpServerList {
   }
 
   private row(server: McpServerRowView, now: number): HTMLElement {
-    const key = `${server.source}\u0000${server.name}`;
+    const key = `${server.source}|${server.name}`;
     const stateText = mcpStateText(server, now);
     const heading = h(
       'div',
@@ -109,11 +111,15 @@ export class McpServerList {
       server.runAhead ? h('span', { class: 'mcp-badge', title: 'Its read-only, closed-world tools may run during speculation' }, 'may run ahead') : null,
     );
     const actions = h('div', { class: 'mcp-server-actions' });
-    if (server.state === 'awaiting-approval') {
+    if (server.state === 'awaiting-approval' && !this.confirming.has(key)) {
       actions.appendChild(
-        button('Allow…', () => this.actions.post({ type: 'mcpAction', action: 'allow', server: server.name, source: server.source }), {
+        button('Allow…', () => {
+          this.confirming.add(key);
+          this.render();
+          this.body.querySelector<HTMLElement>(`.mcp-server[data-server="${CSS.escape(server.name)}"] .mcp-confirm-detail`)?.focus();
+        }, {
           class: 'button primary mcp-allow',
-          'data-focus-key': `allow\u0000${key}`,
+          'data-focus-key': `allow|${key}`,
           'aria-label': `Allow the MCP server ${server.name} from ${server.source} to run ${server.target}`,
         }),
       );
@@ -121,7 +127,7 @@ export class McpServerList {
       actions.appendChild(
         button(icon('retry'), () => this.actions.post({ type: 'mcpAction', action: 'restart', server: server.name, source: server.source }), {
           class: 'icon-button small mcp-restart',
-          'data-focus-key': `restart\u0000${key}`,
+          'data-focus-key': `restart|${key}`,
           'aria-label': `Restart the MCP server ${server.name}`,
           title: 'Restart',
         }),
@@ -130,6 +136,7 @@ export class McpServerList {
     const why = server.state === 'awaiting-approval'
       ? h('p', { class: 'mcp-why' }, server.changed ? 'Its definition changed since you allowed it, so it does not run until you allow it again.' : 'This workspace defines it; it does not run until you allow it.')
       : null;
+    const confirm = server.state === 'awaiting-approval' && this.confirming.has(key) ? this.confirmation(server, key) : null;
     const error = server.error && server.state !== 'running' ? h('p', { class: 'mcp-error' }, icon('error'), h('span', {}, server.error)) : null;
     const tools = server.tools.length > 0
       ? h(
@@ -146,8 +153,33 @@ export class McpServerList {
     return h(
       'li',
       { class: 'mcp-server', 'data-server': server.name, 'data-state': server.state },
-      h('div', { class: 'mcp-server-main' }, heading, h('code', { class: 'mcp-target', title: server.source }, server.target), h('span', { class: 'mcp-source' }, server.source), why, error, tools),
+      h('div', { class: 'mcp-server-main' }, heading, h('code', { class: 'mcp-target', title: server.source }, server.target), h('span', { class: 'mcp-source' }, server.source), why, confirm, error, tools),
       actions,
+    );
+  }
+
+  /** The question before a workspace's program runs: all of what it runs, then Allow and Run / Cancel. */
+  private confirmation(server: McpServerRowView, key: string): HTMLElement {
+    const titleId = `mcp-confirm-${[...key].map((c) => c.charCodeAt(0).toString(36)).join('')}`;
+    const done = (): void => {
+      this.confirming.delete(key);
+      this.render();
+    };
+    return h(
+      'div',
+      { class: 'mcp-confirm', role: 'group', 'aria-labelledby': titleId },
+      h('p', { class: 'mcp-confirm-title', id: titleId }, icon('shield'), h('span', {}, `Run the MCP server "${server.name}" as you, with your files and network?`)),
+      h('pre', { class: 'mcp-confirm-detail', tabindex: '0', 'aria-label': `What ${server.name} runs` }, server.detail ?? server.target),
+      h('p', { class: 'mcp-confirm-note' }, 'Allow it only if you trust this repository. It starts with your next message; a change to this definition asks again.'),
+      h(
+        'div',
+        { class: 'mcp-confirm-actions' },
+        button('Allow', () => {
+          this.confirming.delete(key);
+          this.actions.post({ type: 'mcpAction', action: 'allow', server: server.name, source: server.source, ...(server.definition ? { definition: server.definition } : {}) });
+        }, { class: 'button primary', 'data-focus-key': `confirm|${key}` }),
+        button('Cancel', done, { class: 'button secondary', 'data-focus-key': `cancel|${key}` }),
+      ),
     );
   }
 }

@@ -29,6 +29,8 @@ const VIEW: McpServersView = {
       runAhead: false,
       tools: [],
       changed: true,
+      detail: 'Command: node tools/mcp.js\nEnvironment: NODE_OPTIONS=--require ./x.js\nDefined in: demo/.vscode/mcp.json',
+      definition: 'a'.repeat(64),
     },
   ],
   notes: ['settings (speculate.mcpServers): server "bad" needs "command": the program to run; it is not started.'],
@@ -77,9 +79,19 @@ describe('chat webview: MCP servers', function () {
     // A state change rebuilds the list; the focused button keeps the focus.
     await chat.send({ type: 'mcpServers', view: { ...VIEW, servers: [{ ...VIEW.servers[0], state: 'starting' }, VIEW.servers[1]] } });
     assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('aria-label')), 'Restart the MCP server everything');
+    // Allow… first shows all of what it runs (env too) and asks again; Cancel sends nothing.
     await chat.clearPosted();
     await page.getByRole('button', { name: 'Allow the MCP server rigged from demo/.vscode/mcp.json to run node tools/mcp.js' }).press('Enter');
-    assert.deepEqual(await chat.waitForPosted('mcpAction'), { type: 'mcpAction', action: 'allow', server: 'rigged', source: 'demo/.vscode/mcp.json' });
+    const confirm = page.getByRole('group', { name: 'Run the MCP server "rigged" as you, with your files and network?' });
+    assert.equal(await confirm.locator('.mcp-confirm-detail').innerText(), 'Command: node tools/mcp.js\nEnvironment: NODE_OPTIONS=--require ./x.js\nDefined in: demo/.vscode/mcp.json');
+    assert.equal(await page.evaluate(() => document.activeElement?.className), 'mcp-confirm-detail', 'the focus goes to what it runs, to be read first');
+    await confirm.getByRole('button', { name: 'Cancel' }).press('Enter');
+    assert.equal(await confirm.count(), 0);
+    assert.deepEqual(await chat.posted(), []);
+    await page.getByRole('button', { name: /^Allow the MCP server rigged/ }).press('Enter');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    assert.deepEqual(await chat.waitForPosted('mcpAction'), { type: 'mcpAction', action: 'allow', server: 'rigged', source: 'demo/.vscode/mcp.json', definition: 'a'.repeat(64) });
   });
 
   it('a crashed server counts down to its restart and says it once; its error is shown', async () => {

@@ -158,6 +158,9 @@ describe('MCP servers of a workspace: the allow-list', () => {
         { name: 'fresh', state: 'awaiting-approval', changed: false, fromWorkspace: true },
       ],
     );
+    // What the user confirms is the definition that runs: the row carries its hash for Allow to echo.
+    assert.equal(view.servers[0].definition, definitionHash(result.pending[0].config));
+    assert.equal(view.servers[0].detail, 'Command: bash tools/mcp.js\nEnvironment: TOKEN=sk-secret-canary\nDefined in: repo/.vscode/mcp.json');
   });
 });
 
