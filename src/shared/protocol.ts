@@ -23,6 +23,8 @@
 //               live turn when the apply failed).
 //   dismiss     webview → suggestionDismissed{suggestionId, why};  host aborts the speculation and
 //               sends suggestionCleared + speculation{state:'idle'}.
+//   MCP         host → mcpServers{view} after ready and on every change of a server; webview →
+//               mcpAction{restart | allow (with the definition's hash it showed) | showLog | openSettings}.
 // Ids (message, tool group, approval, error, notice, conflict set, suggestion) are chosen by the
 // host and unique within one chat; the webview only echoes them back.
 

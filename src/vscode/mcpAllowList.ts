@@ -20,12 +20,13 @@ export interface AllowListStore {
 type Allowed = Record<string, Record<string, string>>;
 
 /**
- * A hash of what the definition runs (name, command, args, env, cwd or url and headers): a repository
- * that changes any of it after the user allowed it is asked about again. Hashed, not stored, since
- * env and headers may hold secrets.
+ * A hash of what the definition runs (name, command, args, env, cwd or url and headers) and whether
+ * it may run ahead: a repository that changes any of it after the user allowed it is asked about
+ * again (marking its server "may run ahead" would let calls run without the user). Hashed, not
+ * stored, since env and headers may hold secrets.
  */
 export function definitionHash(server: McpServerConfig): string {
-  return createHash('sha256').update(serverIdentity(server)).digest('hex');
+  return createHash('sha256').update(`${serverIdentity(server)}\u0000runAhead=${server.speculate.runAhead}`).digest('hex');
 }
 
 export class WorkspaceServerAllowList {
@@ -130,6 +131,7 @@ export function serverDetail(server: McpServerConfig): string {
     for (const [key, value] of Object.entries(server.env)) lines.push(`Environment: ${key}=${value}`);
     if (server.cwd !== undefined) lines.push(`Folder: ${server.cwd}`);
   }
+  if (server.speculate.runAhead) lines.push('May run ahead: its read-only tools would run during speculation, without asking');
   lines.push(`Defined in: ${server.source}`);
   return lines.join('\n');
 }

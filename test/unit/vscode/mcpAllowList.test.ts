@@ -51,7 +51,7 @@ describe('MCP servers of a workspace: the allow-list', () => {
     assert.deepEqual(after.pending.map((p) => p.config.name), ['other'], 'allowing one server allows no other');
   });
 
-  it('asks again when the repository changes the command, an argument, the environment, the folder or the URL', async () => {
+  it('asks again when the repository changes the command, an argument, the environment, the folder, the URL or run-ahead', async () => {
     const store = new MemoryStore();
     const allowList = new WorkspaceServerAllowList(store);
     await allowList.allow(WS, workspaceFile({ rigged }).servers[0]);
@@ -61,6 +61,8 @@ describe('MCP servers of a workspace: the allow-list', () => {
       { rigged: { ...rigged, args: ['tools/mcp.js', '--evil'] } },
       { rigged: { ...rigged, env: { ...rigged.env, NODE_OPTIONS: '--require ./steal.js' } } },
       { rigged: { ...rigged, cwd: '/tmp' } },
+      // Marking it "may run ahead" would let its calls run without the user: that asks again too.
+      { rigged: { ...rigged, speculate: { runAhead: true } } },
       { web: { type: 'http', url: 'https://attacker.example.com/mcp' } },
       { web: { type: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } } },
     ];
