@@ -1,17 +1,13 @@
 // The window's MCP servers: the user's speculate.mcpServers and the allowed servers of each folder's
 // .vscode/mcp.json, run by one McpManager (lazily, on the first turn that offers tools), listed in the chat view.
-import { lstat, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { McpManager, parseMcpConfigText, parseMcpServers, type McpConfigParse, type McpServerConfig, type McpSnapshot } from '../core/mcp';
+import { McpManager, parseMcpServers, type McpConfigParse, type McpServerConfig, type McpSnapshot } from '../core/mcp';
 import type { HostToWebview, McpActionId, McpServersView, WebviewToHost } from '../shared/protocol';
 import { definitionHash, planMcpServers, USER_MCP_SOURCE, WorkspaceServerAllowList, type McpServerPlan, type WorkspaceMcpFile } from './mcpAllowList';
 import { mcpServersView } from './mcpServersView';
+import { readWorkspaceMcpFile } from './mcpWorkspaceFile';
 import { userValue } from './settingPolicy';
-
-/** A workspace's mcp.json larger than this is not read (it is configuration, not data). */
-const MAX_MCP_JSON_BYTES = 1024 * 1024;
 
 export interface McpServersDeps {
   output: vscode.LogOutputChannel;
@@ -192,21 +188,6 @@ function readUserServers(): McpConfigParse {
   return parseMcpServers(value, USER_MCP_SOURCE, { userHome: homedir(), env: process.env });
 }
 
-async function readWorkspaceFile(folder: vscode.WorkspaceFolder): Promise<WorkspaceMcpFile> {
-  const workspace = folder.uri.toString();
-  const path = join(folder.uri.fsPath, '.vscode', 'mcp.json');
-  const source = `${folder.name}/.vscode/mcp.json`;
-  let text: string;
-  try {
-    const info = await lstat(path);
-    // A link could make the list show (in its parse error) a file from elsewhere on the machine.
-    if (info.isSymbolicLink()) return { workspace, parse: { servers: [], errors: [`${source} is a symbolic link; Speculate reads only a real file there.`] } };
-    if (!info.isFile()) return { workspace, parse: null };
-    if (info.size > MAX_MCP_JSON_BYTES) return { workspace, parse: { servers: [], errors: [`${source} is larger than 1 MB and was not read.`] } };
-    text = await readFile(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { workspace, parse: null };
-    return { workspace, parse: { servers: [], errors: [`${source} could not be read (${(error as Error).message}).`] } };
-  }
-  return { workspace, parse: parseMcpConfigText(text, source, { workspaceFolder: folder.uri.fsPath, userHome: homedir(), env: process.env }) };
+function readWorkspaceFile(folder: vscode.WorkspaceFolder): Promise<WorkspaceMcpFile> {
+  return readWorkspaceMcpFile({ workspace: folder.uri.toString(), path: folder.uri.fsPath, name: folder.name });
 }
