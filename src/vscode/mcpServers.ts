@@ -185,7 +185,9 @@ function readUserServers(): McpConfigParse {
   const inspected = vscode.workspace.getConfiguration('speculate').inspect('mcpServers');
   const value = userValue(inspected);
   if (value === undefined || value === null) return { servers: [], errors: [] };
-  return parseMcpServers(value, USER_MCP_SOURCE, { userHome: homedir(), env: process.env });
+  // ${workspaceFolder} in the user's own entries is the window's first folder (the one servers run in).
+  const first = fileFolders()[0];
+  return parseMcpServers(value, USER_MCP_SOURCE, { userHome: homedir(), env: process.env, ...(first ? { workspaceFolder: first.uri.fsPath } : {}) });
 }
 
 function readWorkspaceFile(folder: vscode.WorkspaceFolder): Promise<WorkspaceMcpFile> {
