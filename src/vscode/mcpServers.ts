@@ -20,7 +20,10 @@ export interface McpServersDeps {
 }
 
 export class McpServers implements vscode.Disposable {
-  private readonly manager: McpManager;
+  private manager: McpManager;
+  /** The folders the manager was made for (they decide where servers run and which PATH entries are dropped). */
+  private managerFolders: string;
+  private unsubscribeManager: () => void;
   private readonly allowList: WorkspaceServerAllowList;
   private readonly disposables: vscode.Disposable[] = [];
   private plan: McpServerPlan = { servers: [], pending: [], blocked: [], errors: [] };
@@ -30,17 +33,11 @@ export class McpServers implements vscode.Disposable {
   private disposed = false;
 
   constructor(private readonly deps: McpServersDeps) {
-    const folders = fileFolders();
-    this.manager = new McpManager({
-      log: (line) => deps.output.info(`MCP ${line}`),
-      ...(folders[0] ? { defaultCwd: folders[0].uri.fsPath } : {}),
-      // A repository's folders on PATH must not supply the `node` or `npx` a user's server runs.
-      untrustedRoots: folders.map((folder) => folder.uri.fsPath),
-      ...(deps.clientVersion ? { clientVersion: deps.clientVersion } : {}),
-    });
+    this.managerFolders = folderKey();
+    this.manager = this.createManager();
+    this.unsubscribeManager = this.manager.onDidChange(() => this.publish());
     this.allowList = new WorkspaceServerAllowList(deps.globalState);
     this.disposables.push(
-      { dispose: this.manager.onDidChange(() => this.publish()) },
       vscode.workspace.onDidChangeConfiguration((event) => {
         if (event.affectsConfiguration('speculate.mcpServers')) void this.reload();
       }),
@@ -55,9 +52,21 @@ export class McpServers implements vscode.Disposable {
     void this.reload();
   }
 
-  /** The tools of the running servers, for the chat's tool registry (its prepare() starts them). */
-  get tools(): McpManager {
-    return this.manager;
+  /** The tools of the running servers, for the chat's tool registry (its prepare() starts them); the same object whatever manager runs. */
+  readonly tools: Pick<McpManager, 'tools' | 'prepare'> = {
+    tools: () => this.manager.tools(),
+    prepare: (signal) => this.manager.prepare(signal),
+  };
+
+  private createManager(): McpManager {
+    const folders = fileFolders();
+    return new McpManager({
+      log: (line) => this.deps.output.info(`MCP ${line}`),
+      ...(folders[0] ? { defaultCwd: folders[0].uri.fsPath } : {}),
+      // A repository's folders on PATH must not supply the `node` or `npx` a user's server runs.
+      untrustedRoots: folders.map((folder) => folder.uri.fsPath),
+      ...(this.deps.clientVersion ? { clientVersion: this.deps.clientVersion } : {}),
+    });
   }
 
   /** Settles once the configuration last changed has been read and handed to the manager. */
@@ -84,6 +93,15 @@ export class McpServers implements vscode.Disposable {
     if (this.disposed) return;
     const user = readUserServers();
     const workspaces = await Promise.all(fileFolders().map((folder) => readWorkspaceFile(folder)));
+    // Other folders: servers run where the first one is now, and drop every folder's PATH entries.
+    if (folderKey() !== this.managerFolders) {
+      const old = this.manager;
+      this.unsubscribeManager();
+      this.managerFolders = folderKey();
+      this.manager = this.createManager();
+      this.unsubscribeManager = this.manager.onDidChange(() => this.publish());
+      await old.dispose();
+    }
     this.plan = planMcpServers({ user, workspaces, trusted: this.deps.trust.isTrusted, allowList: this.allowList, untrustedCwd: homedir() });
     for (const error of this.plan.errors) this.deps.output.warn(`MCP ${error}`);
     await this.manager.setServers(this.plan.servers, this.plan.errors);
@@ -168,12 +186,17 @@ export class McpServers implements vscode.Disposable {
   async shutdown(): Promise<void> {
     this.disposed = true;
     for (const d of [...this.disposables, ...this.watchers]) d.dispose();
+    this.unsubscribeManager();
     await this.manager.dispose();
   }
 
   dispose(): void {
     void this.shutdown();
   }
+}
+
+function folderKey(): string {
+  return JSON.stringify(fileFolders().map((folder) => folder.uri.fsPath));
 }
 
 function fileFolders(): vscode.WorkspaceFolder[] {
