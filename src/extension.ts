@@ -9,6 +9,7 @@ import { CHECKPOINT_SCHEME, CheckpointDocumentProvider, PROPOSED_SCHEME } from '
 import { registerCommands } from './vscode/commands';
 import { SpeculateController } from './vscode/controller';
 import { registerDiffPreview } from './vscode/diffPreview';
+import { McpServers } from './vscode/mcpServers';
 import { SPECULATION_SCHEME, SpeculationFileSystemProvider } from './vscode/speculationFs';
 import { TabFocusModeMirror } from './vscode/tabFocusMode';
 
@@ -24,9 +25,12 @@ export interface SpeculateApi {
   secrets: vscode.SecretStorage;
   /** Where the Speculate output channel's log file is written. */
   logUri: vscode.Uri;
+  /** The window's MCP servers. */
+  mcp: McpServers;
 }
 
 let active: SpeculateController | undefined;
+let activeMcp: McpServers | undefined;
 
 export function activate(context: vscode.ExtensionContext): SpeculateApi | undefined {
   const started = performance.now();
@@ -52,7 +56,9 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   const documents: CheckpointDocumentProvider = new CheckpointDocumentProvider((): CheckpointStore | undefined => controller.currentSession?.checkpointStore);
   const tabFocus = new TabFocusModeMirror();
   const folder = new ChatFolder();
-  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping, tabFocus, folder });
+  const mcp = new McpServers({ output, globalState: context.globalState, trust: vscode.workspace, post: (message) => chatView.post(message), onMessage: chatView.onMessage, clientVersion: String(context.extension.packageJSON.version ?? '0') });
+  activeMcp = mcp;
+  const controller: SpeculateController = new SpeculateController({ context, chatView, fsProvider, apiKeys, output, trust: vscode.workspace, documents, housekeeping, tabFocus, folder, mcpTools: mcp.tools });
   active = controller;
   context.subscriptions.push(
     output,
@@ -62,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
     chatView,
     fsProvider,
     controller,
+    mcp,
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chatView, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.workspace.registerFileSystemProvider(SPECULATION_SCHEME, fsProvider, {
       isCaseSensitive: true,
@@ -84,12 +91,14 @@ export function activate(context: vscode.ExtensionContext): SpeculateApi | undef
   if (process.env.SPECULATE_OPEN_CHAT === '1') void chatView.reveal(true);
   // Any extension can read another's exports: the internals (and the key store) go to tests only.
   if (context.extensionMode !== vscode.ExtensionMode.Test) return undefined;
-  return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri };
+  return { activationMs: performance.now() - started, controller, fsProvider, chatView, apiKeys, secrets: context.secrets, logUri: context.logUri, mcp };
 }
 
-/** VS Code waits for this on close and reload: the open chat is saved, a running speculation stopped and its overlay deleted. */
+/** VS Code waits for this on close and reload: the open chat is saved, a running speculation stopped and its overlay deleted, MCP servers stopped. */
 export async function deactivate(): Promise<void> {
   const controller = active;
+  const mcp = activeMcp;
   active = undefined;
-  await controller?.shutdown();
+  activeMcp = undefined;
+  await Promise.all([controller?.shutdown(), mcp?.shutdown()]);
 }

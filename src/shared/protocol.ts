@@ -23,6 +23,8 @@
 //               live turn when the apply failed).
 //   dismiss     webview → suggestionDismissed{suggestionId, why};  host aborts the speculation and
 //               sends suggestionCleared + speculation{state:'idle'}.
+//   MCP         host → mcpServers{view} after ready and on every change of a server; webview →
+//               mcpAction{restart | allow (with the definition's hash it showed) | showLog | openSettings}.
 // Ids (message, tool group, approval, error, notice, conflict set, suggestion) are chosen by the
 // host and unique within one chat; the webview only echoes them back.
 
@@ -340,6 +342,48 @@ export interface UsageLine {
 
 export type ModelRole = 'main' | 'fast';
 
+// ── MCP servers (issue 26): the chat view's server list ──
+
+/**
+ * A server's state as the list shows it. 'awaiting-approval': a workspace's .vscode/mcp.json names it
+ * and the user has not allowed this exact definition; 'blocked': the same in Restricted Mode, where
+ * it is not offered at all. 'restarting': it crashed and starts again at `restartAt`.
+ */
+export type McpServerStateView = 'not-started' | 'starting' | 'running' | 'restarting' | 'error' | 'stopped' | 'awaiting-approval' | 'blocked';
+
+export interface McpServerRowView {
+  name: string;
+  /** Where it is defined: "settings" (speculate.mcpServers) or "<folder>/.vscode/mcp.json". */
+  source: string;
+  fromWorkspace: boolean;
+  transport: 'stdio' | 'http' | 'sse';
+  /** The exact command line or URL that runs. */
+  target: string;
+  state: McpServerStateView;
+  /** The last error, in words. */
+  error?: string;
+  /** While restarting: when the next try is due (ms since the epoch). */
+  restartAt?: number;
+  /** The user marked it "may run ahead" (its entry's speculate.runAhead). */
+  runAhead: boolean;
+  tools: { name: string; description: string; readOnly: boolean }[];
+  /** Awaiting approval because its definition changed since the user allowed it. */
+  changed?: boolean;
+  /** Awaiting approval: everything the definition runs (command, environment, folder), one line each, to confirm. */
+  detail?: string;
+  /** Awaiting approval: the hash of that definition; Allow echoes it, so a definition changed meanwhile is not allowed. */
+  definition?: string;
+}
+
+export interface McpServersView {
+  servers: McpServerRowView[];
+  /** Sentences about the configuration: skipped entries, servers not offered in Restricted Mode. */
+  notes: string[];
+}
+
+/** The buttons of the server list; the host decides what each does for the named server. */
+export type McpActionId = 'restart' | 'allow' | 'showLog' | 'openSettings';
+
 // ───────────────────────────── host → webview ─────────────────────────────
 
 export type HostToWebview =
@@ -400,7 +444,9 @@ export type HostToWebview =
   | { type: 'checkpointUpdate'; checkpoint: CheckpointView }
   | { type: 'undoConflictResolved'; id: string; path: string; resolution: UndoConflictResolution }
   /** The files of the speculation on screen (null: none to review). */
-  | { type: 'speculationFiles'; files: SpeculationFiles | null };
+  | { type: 'speculationFiles'; files: SpeculationFiles | null }
+  /** The MCP servers of the window and their state (sent on ready and on every change). */
+  | { type: 'mcpServers'; view: McpServersView };
 
 export type HostMessageType = HostToWebview['type'];
 
@@ -476,7 +522,9 @@ export type WebviewToHost =
   /** Review before Tab: leave a file out of the accept (or put it back). */
   | { type: 'excludeFile'; runId: string; path: string; excluded: boolean }
   /** The folder button in the chat header: the host asks which open folder the chat works on. */
-  | { type: 'pickFolder' };
+  | { type: 'pickFolder' }
+  /** A button of the MCP server list; `server` and `source` name the row (not needed for showLog / openSettings). */
+  | { type: 'mcpAction'; action: McpActionId; server?: string; source?: string; definition?: string };
 
 export type WebviewMessageType = WebviewToHost['type'];
 
@@ -561,6 +609,27 @@ const isUndoConflictFile: Guard<UndoConflictFile> = shape({ path: isString, reas
 const isSpeculationFiles: Guard<SpeculationFiles> = shape({
   runId: isId,
   files: arrayOf(shape({ path: isString, change: isFileChange, added: isCount, removed: isCount, binary: optional(isBoolean), excluded: isBoolean })),
+});
+
+const isMcpServersView: Guard<McpServersView> = shape({
+  servers: arrayOf(
+    shape({
+      name: isString,
+      source: isString,
+      fromWorkspace: isBoolean,
+      transport: oneOf(['stdio', 'http', 'sse'] as const),
+      target: isString,
+      state: oneOf(['not-started', 'starting', 'running', 'restarting', 'error', 'stopped', 'awaiting-approval', 'blocked'] as const),
+      error: optional(isString),
+      restartAt: optional(isCount),
+      runAhead: isBoolean,
+      tools: arrayOf(shape({ name: isString, description: isString, readOnly: isBoolean })),
+      changed: optional(isBoolean),
+      detail: optional(isString),
+      definition: optional(isString),
+    }),
+  ),
+  notes: arrayOf(isString),
 });
 
 const transcriptItemGuards: { [K in TranscriptItemKind]: Guard<Extract<TranscriptItem, { kind: K }>> } = {
@@ -710,6 +779,7 @@ const hostGuards: { [K in HostMessageType]: Guard<Extract<HostToWebview, { type:
   checkpointUpdate: shape({ type: literal('checkpointUpdate'), checkpoint: isCheckpointView }),
   undoConflictResolved: shape({ type: literal('undoConflictResolved'), id: isId, path: isString, resolution: isUndoConflictResolution }),
   speculationFiles: shape({ type: literal('speculationFiles'), files: nullable(isSpeculationFiles) }),
+  mcpServers: shape({ type: literal('mcpServers'), view: isMcpServersView }),
 };
 
 const isLine = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v >= 1;
@@ -767,6 +837,7 @@ const webviewGuards: { [K in WebviewMessageType]: Guard<Extract<WebviewToHost, {
   undoConflictChoice: shape({ type: literal('undoConflictChoice'), conflictId: isId, path: isId, choice: oneOf(['open-diff', 'restore', 'keep-mine'] as const) }),
   excludeFile: shape({ type: literal('excludeFile'), runId: isId, path: isId, excluded: isBoolean }),
   pickFolder: shape({ type: literal('pickFolder') }),
+  mcpAction: shape({ type: literal('mcpAction'), action: oneOf(['restart', 'allow', 'showLog', 'openSettings'] as const), server: optional(isId), source: optional(isId), definition: optional(isId) }),
 };
 
 /** What the host does with every message event: anything malformed comes back undefined, ignore it. */

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import type { SessionConfig, SessionEvent } from '../core/session';
 import { ChatSession } from '../core/session';
 import { SpeculateStats } from '../core/stats/speculateStats';
-import { applySandboxSettings, openWorkspaceServices, type SandboxSettings, type WorkspaceServices } from '../core/workspaceServices';
+import { applySandboxSettings, openWorkspaceServices, type SandboxSettings, type WorkspaceServices, type WorkspaceServicesOptions } from '../core/workspaceServices';
 import { urlTemplateSearchProvider } from '../core/tools/urlTemplateSearch';
 import { resolveInsideWorkspace } from '../core/fs/paths';
 import type { HostToWebview, WebviewToHost } from '../shared/protocol';
@@ -65,6 +65,8 @@ export interface ControllerDeps {
   folder: ChatFolder;
   /** VS Code's "Tab Moves Focus": the chat input then accepts with Ctrl+Enter, not Tab. */
   tabFocus: { readonly tabMovesFocus: boolean; onDidChange: vscode.Event<boolean> };
+  /** The window's MCP servers' tools (src/vscode/mcpServers.ts), offered after the built-ins. */
+  mcpTools?: WorkspaceServicesOptions['extraTools'];
 }
 
 export class SpeculateController implements vscode.Disposable {
@@ -354,6 +356,7 @@ export class SpeculateController implements vscode.Disposable {
       },
       sandbox: this.sandboxSettings(),
       ...(this.memoryDir() ? { memoryDir: this.memoryDir() } : {}),
+      ...(this.deps.mcpTools ? { extraTools: this.deps.mcpTools } : {}),
     });
     this.services = services;
     const checkpoints = await openCheckpointStore(this.deps.context, services.fs.root, this.deps.output, this.deps.housekeeping);

@@ -17,6 +17,7 @@ export const USER_ONLY_SETTINGS = {
   'speculate.checkpoints.maxAgeDays': 'it decides when your undo history is deleted',
   'speculate.checkpoints.maxSizeMB': 'it decides when your undo history is deleted',
   'speculate.sandbox.enabled': 'it decides whether commands that run without asking are contained',
+  'speculate.mcpServers': 'it decides which programs run on your machine as MCP servers',
 } as const satisfies Record<string, string>;
 
 export type UserOnlySetting = keyof typeof USER_ONLY_SETTINGS;

@@ -6,6 +6,7 @@ import { Announcer } from './announcer';
 import { button, h, isScrolledToEnd } from './dom';
 import { HistoryView } from './history';
 import { Mentions } from './mentions';
+import { McpServerList } from './mcpServers';
 import { ScrollFollow } from './scrollFollow';
 import { FolderHeader } from './folderHeader';
 import { icon } from './icons';
@@ -106,8 +107,9 @@ function start(app: HTMLElement): void {
   const follow = new ScrollFollow(transcript.element);
   composer.element.prepend(follow.jumpButton);
 
+  const mcpServers = new McpServerList({ post: host.post, announce });
   app.classList.add('chat');
-  app.replaceChildren(header.element, transcript.element, composer.element, history.element, announcer.element);
+  app.replaceChildren(header.element, mcpServers.element, transcript.element, composer.element, history.element, announcer.element);
   // The folder the chat works on leads the header (shown only with several folders open).
   header.element.prepend(folderHeader.element);
 
@@ -268,6 +270,8 @@ function start(app: HTMLElement): void {
         return mentions.add(message.attachment);
       case 'models':
         return header.models.showModels(message.role, message.models, message.current, message.error);
+      case 'mcpServers':
+        return mcpServers.update(message.view);
     }
   };
 

@@ -50,6 +50,7 @@ const WEBVIEW_EXAMPLES: { [K in WebviewMessageType]: Extract<WebviewToHost, { ty
   undoConflictChoice: { type: 'undoConflictChoice', conflictId: 'uc1', path: 'src/a.ts', choice: 'restore' },
   excludeFile: { type: 'excludeFile', runId: 'spec-1', path: 'src/a.ts', excluded: true },
   pickFolder: { type: 'pickFolder' },
+  mcpAction: { type: 'mcpAction', action: 'allow', server: 'everything', source: 'demo/.vscode/mcp.json' },
 };
 
 const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K }> } = {
@@ -115,6 +116,16 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   checkpointUpdate: { type: 'checkpointUpdate', checkpoint: { checkpointId: 'cp1', state: 'applied', files: [] } },
   undoConflictResolved: { type: 'undoConflictResolved', id: 'uc1', path: 'a.ts', resolution: 'restore' },
   speculationFiles: { type: 'speculationFiles', files: { runId: 'spec-1', files: [{ path: 'a.ts', change: 'modified', added: 3, removed: 1, excluded: false }] } },
+  mcpServers: {
+    type: 'mcpServers',
+    view: {
+      servers: [
+        { name: 'everything', source: 'settings (speculate.mcpServers)', fromWorkspace: false, transport: 'stdio', target: 'npx -y @modelcontextprotocol/server-everything', state: 'restarting', restartAt: 1764800000000, runAhead: true, tools: [{ name: 'echo', description: 'Echoes back the input', readOnly: true }] },
+        { name: 'rigged', source: 'demo/.vscode/mcp.json', fromWorkspace: true, transport: 'http', target: 'https://mcp.example.com/mcp', state: 'awaiting-approval', runAhead: false, tools: [], changed: true },
+      ],
+      notes: ['settings (speculate.mcpServers): server "bad" needs "command": the program to run; it is not started.'],
+    },
+  },
 };
 
 describe('webview protocol', () => {
@@ -167,6 +178,9 @@ describe('webview protocol', () => {
       { type: 'mentionQuery', requestId: -1, query: 'x' },
       { type: 'attach', kind: 'folder', path: 'src' },
       { type: 'selectModel', role: 'slow', model: 'x' },
+      // The server list's buttons are the host's few actions on a named row.
+      { type: 'mcpAction', action: 'runCommand', server: 'everything' },
+      { type: 'mcpAction', action: 'allow', server: '' },
       // A notice button names one of the host's actions, never a command of its own.
       { type: 'chatAction', action: 'workbench.action.terminal.new' },
       { type: 'chatAction', action: 'openUserSettings', setting: 'terminal.integrated.env.linux' },
@@ -215,6 +229,8 @@ describe('webview protocol', () => {
       withItem({ kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: 'setApiKey' }),
       withItem({ kind: 'turnEnd', id: 't', text: '', checkpoint: { checkpointId: 'cp', state: 'gone', files: [] } }),
       { type: 'speculationFiles', files: { runId: 'r', files: [{ path: 'a', change: 'modified', added: -1, removed: 0, excluded: false }] } },
+      { type: 'mcpServers', view: { servers: [{ name: 'x', source: 's', fromWorkspace: false, transport: 'stdio', target: 't', state: 'hacked', runAhead: false, tools: [] }], notes: [] } },
+      { type: 'mcpServers', view: { servers: [], notes: 'none' } },
     ];
     for (const raw of bad) assert.equal(parseHostMessage(raw), undefined, JSON.stringify(raw).slice(0, 120));
   });

@@ -29,6 +29,8 @@ export interface McpServerView {
   error?: string;
   runAhead: boolean;
   restarts: number;
+  /** While restarting: when the next try is due (ms since the epoch). */
+  restartAt?: number;
   tools: { name: string; tool: string; description: string; readOnly: boolean; openWorld: boolean }[];
 }
 
@@ -109,6 +111,7 @@ export class McpManager implements ExtraToolSource {
         ...(connection.error ? { error: connection.error } : {}),
         runAhead: config.speculate.runAhead,
         restarts: connection.restartCount,
+        ...(connection.restartAt !== undefined ? { restartAt: connection.restartAt } : {}),
         tools,
       });
     }

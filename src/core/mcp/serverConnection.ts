@@ -57,6 +57,8 @@ export class McpServerConnection {
   private client: Client | undefined;
   private starting: Promise<void> | undefined;
   private restartTimer: NodeJS.Timeout | undefined;
+  /** When the scheduled restart is due (ms since the epoch), while restarting; for the server list. */
+  private restartDue: number | undefined;
   private failures = 0;
   private runningSince = 0;
   private lastError: string | undefined;
@@ -89,6 +91,11 @@ export class McpServerConnection {
 
   get restartCount(): number {
     return this.failures;
+  }
+
+  /** When the next restart is due (ms since the epoch) while the state is `restarting`. */
+  get restartAt(): number | undefined {
+    return this.currentState === 'restarting' ? this.restartDue : undefined;
   }
 
   /** Resolves once the server runs (starting it if idle); rejects with a sentence when it cannot. */
@@ -260,8 +267,9 @@ export class McpServerConnection {
     const delay = Math.min(timings.maxRestartDelayMs, timings.restartDelayMs * 2 ** this.failures);
     this.failures++;
     this.options.log(`[${this.config.name}] restarting in ${Math.round(delay / 100) / 10} s (attempt ${this.failures} of ${timings.maxRestarts}).`);
-    this.setState('restarting');
     this.clearTimer();
+    this.restartDue = Date.now() + delay;
+    this.setState('restarting');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.currentState === 'restarting') this.start().catch(() => undefined);
