@@ -51,6 +51,8 @@ describe('agent parts in the extension host: instructions, memory, sub-agents, p
   const posted: HostToWebview[] = [];
   let subscription: vscode.Disposable;
   const agentsFile = () => join(workspaceRoot().fsPath, 'AGENTS.md');
+  // The user's memory file outlives the window; later suites must not find this suite's fact in their prompts.
+  let memoryFile: string | undefined;
 
   before(async () => {
     model = new ScriptedServer({ script: reply });
@@ -62,6 +64,7 @@ describe('agent parts in the extension host: instructions, memory, sub-agents, p
   after(async () => {
     subscription?.dispose();
     rmSync(agentsFile(), { force: true });
+    if (memoryFile) rmSync(memoryFile, { force: true });
     rmSync(join(workspaceRoot().fsPath, 'notes'), { recursive: true, force: true });
     await clearUserSettings(['baseUrl', 'model', 'fastModel', 'approvalMode', 'suggestions.enabled']);
     await (await speculateApi()).controller.newChat();
@@ -91,6 +94,7 @@ describe('agent parts in the extension host: instructions, memory, sub-agents, p
     await vscode.commands.executeCommand('speculate.openMemory');
     const editor = await poll(() => vscode.window.activeTextEditor?.document.fileName.endsWith('memory.md') && vscode.window.activeTextEditor, 'the memory file in an editor');
     const file = editor.document.uri.fsPath;
+    memoryFile = file;
     assert.ok(!file.startsWith(workspaceRoot().fsPath), `the memory file is the user's, outside the workspace: ${file}`);
     assert.match(readFileSync(file, 'utf8'), new RegExp(`^- ${FACT.replace(/\./g, '\\.')}$`, 'm'));
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
