@@ -32,7 +32,7 @@ import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
 import { flushed } from '../fs/pendingFlush';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
 import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
-import { createSpareBlob, readBlob, startBlob, type PendingBlob, type SpareBlob } from './overlay/blobs';
+import { readBlob, startBlob, type PendingBlob } from './overlay/blobs';
 import { digestOf, HASH_INLINE_LIMIT } from './overlay/digest';
 import { isAtOrBelow, isBelow, kindOf, type BaseRecord, type OverlayEntry, type WrittenEntry, type WrittenKind } from './overlay/entries';
 import { CHANGED_SINCE_SEEN, ObservationLog, identityOf, sameIdentity, trustedIdentity, type CurrentContent, type CurrentFile, type StatIdentity } from './overlay/observations';
@@ -55,13 +55,6 @@ const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$/;
 const CREATE_ATTEMPTS = 8;
 /** How much replaced content the overlay folder may keep until cleanup() removes it in one go. */
 const UNREFERENCED_BYTES = 32 * 1024 * 1024;
-/**
- * Blob files kept ready for the next writes: a write into an existing inode costs what a plain
- * rewrite costs, where making a new one costs this file system 2-3 times more (bench
- * engine-overlay). Made in the background after the overlay is created and after each write
- * takes one; a blob nothing refers to any more (and no sandbox was shown) is reused the same way.
- */
-const SPARE_BLOBS = 16;
 /** A real file whose change time is this close to a sandboxed command's start may have changed while it ran (coarse file-system clocks). */
 export const SANDBOX_CLOCK_SLACK_MS = 100;
 
@@ -204,12 +197,6 @@ export class OverlayFs implements WorkspaceFs {
   private readonly observations = new ObservationLog();
   private readonly applyFs: ApplyFs;
   private blobCount = 0;
-  /** Blob files ready to be written into (see SPARE_BLOBS); the fresh ones last, taken first. */
-  private readonly spares: SpareBlob[] = [];
-  /** The background making of spares, while it runs (cleanup waits for it). */
-  private refilling: Promise<void> | undefined;
-  /** Blobs a sandbox was given to link: never written into again, whatever refers to them. */
-  private readonly shown = new Set<string>();
   /** Blobs nothing refers to any more, oldest first: left for cleanup() to remove with the folder, up to UNREFERENCED_BYTES. */
   private readonly unreferenced: { blob: string; size: number }[] = [];
   private unreferencedBytes = 0;
@@ -257,9 +244,7 @@ export class OverlayFs implements WorkspaceFs {
       if (STORAGE_CODES.has(codeOf(error))) throw new OverlayStorageError('', 'create', codeOf(error));
       throw error;
     }
-    const overlay = new OverlayFs(options.base, id, dir, options);
-    overlay.refillSpares();
-    return overlay;
+    return new OverlayFs(options.base, id, dir, options);
   }
 
   // ---- change events and inspection -------------------------------------------------------
@@ -312,13 +297,8 @@ export class OverlayFs implements WorkspaceFs {
       const files: { path: string; contentPath: string; mode: number }[] = [];
       const deletedFiles: string[] = [];
       for (const [file, entry] of this.entries) {
-        if (entry.kind !== 'written') {
-          deletedFiles.push(file);
-          continue;
-        }
-        // Linked into the sandbox: its bytes must never change under the command.
-        this.shown.add(entry.blob);
-        files.push({ path: file, contentPath: this.blobPath(entry.blob), mode: (entry.mode ?? NEW_FILE_MODE) & 0o777 });
+        if (entry.kind === 'written') files.push({ path: file, contentPath: this.blobPath(entry.blob), mode: (entry.mode ?? NEW_FILE_MODE) & 0o777 });
+        else deletedFiles.push(file);
       }
       return { files, deletedFiles, deletedDirs: [...this.deletedDirs] };
     });
@@ -344,6 +324,7 @@ export class OverlayFs implements WorkspaceFs {
       }
       const savedEntries = new Map(this.entries);
       const savedDirs = new Set(this.deletedDirs);
+      const firstBlob = this.blobCount + 1;
       const retired: string[] = [];
       const changed: string[] = [];
       try {
@@ -363,14 +344,11 @@ export class OverlayFs implements WorkspaceFs {
           changed.push(change.path);
         }
       } catch (error) {
-        // The blobs this call stored (spares included) go; the ones the saved entries name stay.
-        const kept = new Set([...savedEntries.values()].flatMap((entry) => (entry.kind === 'written' ? [entry.blob] : [])));
-        const stored = [...this.entries.values()].flatMap((entry) => (entry.kind === 'written' && !kept.has(entry.blob) ? [entry.blob] : []));
         this.entries.clear();
         for (const [file, entry] of savedEntries) this.entries.set(file, entry);
         this.deletedDirs.clear();
         for (const dir of savedDirs) this.deletedDirs.add(dir);
-        for (const blob of stored) await unlink(this.blobPath(blob)).catch(() => undefined);
+        for (let blob = firstBlob; blob <= this.blobCount; blob++) await unlink(this.blobPath(String(blob))).catch(() => undefined);
         throw error instanceof OverlayStorageError ? error : new OverlayStorageError(changes[0]?.path ?? '', 'store', codeOf(error));
       }
       for (const blob of retired) await unlink(this.blobPath(blob)).catch(() => undefined);
@@ -638,8 +616,6 @@ export class OverlayFs implements WorkspaceFs {
       this.discarded = true;
       this.entries.clear();
       this.deletedDirs.clear();
-      this.spares.length = 0;
-      await this.refilling;
       await rm(this.dir, { recursive: true, force: true });
       // The pid folder goes too once no other overlay of this process is in it.
       await rmdir(path.dirname(this.dir)).catch(() => undefined);
@@ -703,12 +679,7 @@ export class OverlayFs implements WorkspaceFs {
    * folder anyway, so it stays until then — one removal instead of one per write — unless the
    * folder would keep more than UNREFERENCED_BYTES that way; the oldest go first, not waited for.
    */
-  private dropBlob(entry: Pick<WrittenEntry, 'blob' | 'size' | 'mode'>): void {
-    // Written into by a later write instead of a new file, unless a sandbox may still show it.
-    if (!this.shown.has(entry.blob) && this.spares.length < SPARE_BLOBS) {
-      this.spares.unshift({ name: entry.blob, mode: (entry.mode ?? NEW_FILE_MODE) & 0o777, size: entry.size });
-      return;
-    }
+  private dropBlob(entry: Pick<WrittenEntry, 'blob' | 'size'>): void {
     this.unreferenced.push({ blob: entry.blob, size: entry.size });
     this.unreferencedBytes += entry.size;
     while (this.unreferencedBytes > UNREFERENCED_BYTES) {
@@ -1000,38 +971,9 @@ export class OverlayFs implements WorkspaceFs {
    * the mode is guessed from what is known before the path is placed, and corrected if need be.
    */
   private startBlob(data: Uint8Array, previous: OverlayEntry | undefined): PendingBlob {
-    const guess = previous?.kind === 'written' ? (previous.mode ?? NEW_FILE_MODE) : previous?.base.exists ? previous.base.mode : NEW_FILE_MODE;
-    const spare = this.spares.pop();
-    if (spare) {
-      this.refillSpares();
-      return startBlob(this.blobPath(spare.name), spare.name, data, guess & 0o777, spare);
-    }
     const blob = String(++this.blobCount);
+    const guess = previous?.kind === 'written' ? (previous.mode ?? NEW_FILE_MODE) : previous?.base.exists ? previous.base.mode : NEW_FILE_MODE;
     return startBlob(this.blobPath(blob), blob, data, guess & 0o777);
-  }
-
-  /** Resolves once no spare blob file is being made (tests that remove the folder behind the overlay's back). */
-  async sparesMade(): Promise<void> {
-    while (this.refilling) await this.refilling;
-  }
-
-  /** Makes spare blob files, one at a time in the background, until SPARE_BLOBS are ready. */
-  private refillSpares(): void {
-    if (this.refilling || this.discarded) return;
-    this.refilling = (async () => {
-      try {
-        while (!this.discarded && this.spares.length < SPARE_BLOBS) {
-          const name = String(++this.blobCount);
-          const spare = await createSpareBlob(this.blobPath(name), name, NEW_FILE_MODE);
-          if (this.discarded) break;
-          this.spares.push(spare);
-        }
-      } catch {
-        // A full disk or a vanished folder: writes make their own files, as without spares.
-      } finally {
-        this.refilling = undefined;
-      }
-    })();
   }
 
   /**

@@ -26,11 +26,6 @@ export async function writeAllFd(fd: number, data: Uint8Array): Promise<void> {
   }
 }
 
-/** Cuts the file to `length` bytes. */
-export function ftruncateFd(fd: number, length: number): Promise<void> {
-  return new Promise((resolve, reject) => fs.ftruncate(fd, length, (error) => (error ? reject(error) : resolve())));
-}
-
 export function fchmodFd(fd: number, mode: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fchmod(fd, mode, (error) => (error ? reject(error) : resolve())));
 }

@@ -2,7 +2,7 @@
 // written while the write that made it is still being checked, read back with one open and one read.
 import { constants as fsConstants } from 'node:fs';
 import { unlink } from 'node:fs/promises';
-import { closeFd, closeFdQuietly, fchmodFd, ftruncateFd, openFd, readFd, writeAllFd } from '../../fs/descriptors';
+import { closeFd, closeFdQuietly, fchmodFd, openFd, readFd, writeAllFd } from '../../fs/descriptors';
 
 /** A blob being stored; nothing refers to it until the caller's entry does. */
 export interface PendingBlob {
@@ -18,51 +18,16 @@ function unlinkQuietly(file: string): void {
 }
 
 const CREATE = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
-const REUSE = fsConstants.O_WRONLY | fsConstants.O_NOFOLLOW;
-
-/**
- * A blob file made ahead of time (or one nothing refers to any more and no sandbox was shown),
- * ready to take new content: writing into an existing inode costs what a plain rewrite costs, a
- * new inode costs the file system far more (bench engine-overlay). `mode` is what it has now,
- * `size` how many bytes it holds.
- */
-export interface SpareBlob {
-  name: string;
-  mode: number;
-  size: number;
-}
-
-/** Makes an empty spare blob file with `mode` (narrowed by the umask like any new file). */
-export async function createSpareBlob(file: string, name: string, mode: number): Promise<SpareBlob> {
-  await closeFd(await openFd(file, CREATE, mode));
-  return { name, mode, size: 0 };
-}
 
 /**
  * Starts storing `data` at `file` (created with `mode`, which the umask narrows as for any new
  * file): open and one write now, and in finish() a chmod only when the final mode differs, then close.
- * With `spare`, the file is that spare's, written over (cut to the new length when it held more);
- * a spare that has gone is replaced by a new file.
  */
-export function startBlob(file: string, name: string, data: Uint8Array, mode: number, spare?: SpareBlob): PendingBlob {
-  let current = mode;
+export function startBlob(file: string, name: string, data: Uint8Array, mode: number): PendingBlob {
   const writing = (async (): Promise<number> => {
-    let fd: number | undefined;
-    let held = 0;
-    if (spare) {
-      fd = await openFd(file, REUSE).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') return undefined;
-        throw error;
-      });
-      if (fd !== undefined) {
-        current = spare.mode;
-        held = spare.size;
-      }
-    }
-    fd ??= await openFd(file, CREATE, mode);
+    const fd = await openFd(file, CREATE, mode);
     try {
       await writeAllFd(fd, data);
-      if (held > data.byteLength) await ftruncateFd(fd, data.byteLength);
     } catch (error) {
       closeFdQuietly(fd);
       throw error;
@@ -83,7 +48,7 @@ export function startBlob(file: string, name: string, data: Uint8Array, mode: nu
         throw error;
       }
       try {
-        if ((finalMode & 0o777) !== (current & 0o777)) await fchmodFd(fd, finalMode & 0o777);
+        if ((finalMode & 0o777) !== (mode & 0o777)) await fchmodFd(fd, finalMode & 0o777);
       } catch (error) {
         closeFdQuietly(fd);
         unlinkQuietly(file);
