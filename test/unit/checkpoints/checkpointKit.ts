@@ -5,6 +5,7 @@ import { chmod, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:f
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { NodeWorkspaceFs } from '../../../src/core/fs/nodeWorkspaceFs';
+import { allFlushed } from '../../../src/core/fs/pendingFlush';
 import { CheckpointStore, RecordingWorkspaceFs, type CheckpointStoreOptions } from '../../../src/core/checkpoints';
 import { nodeCheckpointFs, type CheckpointFs } from '../../../src/core/checkpoints/checkpointFs';
 
@@ -60,7 +61,11 @@ export async function makeCheckpointBox(files: Record<string, string | FileSpec>
     recorder: (s = store) => new RecordingWorkspaceFs(base, s),
     write: put,
     read: (relative) => readFile(path.join(ws, relative), 'utf8'),
-    dispose: () => rm(parent, { recursive: true, force: true }),
+    // An accept's or undo's flush runs after its result; the box goes once it is done, as the engine waits before exit.
+    dispose: async () => {
+      await allFlushed();
+      await rm(parent, { recursive: true, force: true });
+    },
   };
 }
 
