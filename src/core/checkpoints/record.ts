@@ -3,6 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { isFileState, type FileState } from './fileState';
+import { parseJsonObject } from '../fs/jsonObject';
+import { isRelativePosix } from '../fs/paths';
 
 /** What made the change: an accepted speculation or a turn of the live agent. */
 export type CheckpointOrigin =
@@ -65,12 +67,6 @@ export function newCheckpointId(now: number): string {
   return `${stamp}-${randomBytes(4).toString('hex')}`;
 }
 
-/** A workspace-relative POSIX path as a record may hold it: no '..', no absolute or empty parts. */
-export function isRelativePosix(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') &&
-    !value.split('/').some((part) => part === '..' || part === '' || part === '.');
-}
-
 function isOrigin(value: unknown): value is CheckpointOrigin {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -99,14 +95,8 @@ function isUndone(value: unknown): value is UndoneState {
 
 /** Parses a record file; undefined when it is not one this module wrote for `id` (then nothing acts on it). */
 export function parseRecord(text: string, id: string): CheckpointRecord | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(text);
+  if (!v) return undefined;
   const valid =
     v.version === 1 &&
     v.id === id &&
@@ -122,7 +112,7 @@ export function parseRecord(text: string, id: string): CheckpointRecord | undefi
     (v.undo === undefined || isUndone(v.undo)) &&
     (v.state !== 'undone' || v.undo !== undefined) &&
     (v.state === 'recording' || (v.files as CheckpointFile[]).every((f) => f.after !== null));
-  return valid ? (value as CheckpointRecord) : undefined;
+  return valid ? (v as unknown as CheckpointRecord) : undefined;
 }
 
 /** Every content hash the record needs kept in the blob store. */

@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { isTempFor, tempPathFor } from '../fs/tempNames';
 import type { CheckpointFs } from './checkpointFs';
 import { isFileState, type FileState } from './fileState';
-import { isRelativePosix } from './record';
+import { isRelativePosix } from '../fs/paths';
+import { parseJsonObject } from '../fs/jsonObject';
 
 export interface RestoreStep {
   /** Workspace-relative POSIX path of the real file. */
@@ -83,14 +84,8 @@ function isStep(value: unknown): value is RestoreStep {
 
 /** Parses a journal; undefined when the text is not one this module wrote (then it is not acted on). */
 export function parseJournal(text: string, checkpointId: string): RestoreJournal | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(text);
+  if (!v) return undefined;
   const dirs = (key: string) => Array.isArray(v[key]) && (v[key] as unknown[]).every(isRelativePosix);
   const valid =
     v.version === 1 &&
@@ -103,5 +98,5 @@ export function parseJournal(text: string, checkpointId: string): RestoreJournal
     dirs('createdDirs') && dirs('removeDirs') && dirs('recreateDirs') && dirs('kept') &&
     Array.isArray(v.replaced) &&
     v.replaced.every((r: unknown) => typeof r === 'object' && r !== null && isRelativePosix((r as { path?: unknown }).path) && isFileState((r as { replaced?: unknown }).replaced));
-  return valid ? (value as RestoreJournal) : undefined;
+  return valid ? (v as unknown as RestoreJournal) : undefined;
 }

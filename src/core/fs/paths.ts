@@ -152,3 +152,9 @@ export function assertCreatableNames(relative: string, firstNew: number): void {
     if (why) throw new UnsafeNameError(relative, parts.slice(0, index + 1).join('/'), why);
   }
 }
+
+/** A workspace-relative POSIX path as the engine's own state files hold it: no '..', no absolute or empty parts. */
+export function isRelativePosix(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') &&
+    !value.split('/').some((part) => part === '..' || part === '' || part === '.');
+}

@@ -2,6 +2,8 @@
 // commit point. Framed with lengths and SHA-256 so a log torn by a crash is told from a whole one.
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
+import { parseJsonObject } from './jsonObject';
+import { isRelativePosix } from './paths';
 
 /**
  * Files up to this size go through the redo log (their bytes in it, one fsync for all); larger ones
@@ -73,10 +75,6 @@ export type DecodedRedoLog =
   /** Torn or damaged: never acted on, beyond removing the temps its (whole) header names. */
   | { committed: false; plan: RedoPlan | undefined };
 
-function isRelativePosix(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') && !value.split('/').some((part) => part === '..' || part === '' || part === '.');
-}
-
 function isExpectation(value: unknown): value is RedoExpectation {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -99,14 +97,8 @@ function isStep(value: unknown, bodyLength: number | undefined): value is RedoSt
 }
 
 function parsePlan(text: string, bodyLength: number | undefined): RedoPlan | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(text);
+  if (!v) return undefined;
   const valid =
     v.version === 1 &&
     (v.kind === 'accept' || v.kind === 'undo' || v.kind === 'redo') &&
@@ -117,7 +109,7 @@ function parsePlan(text: string, bodyLength: number | undefined): RedoPlan | und
     v.steps.every((step) => isStep(step, bodyLength)) &&
     Array.isArray(v.createdDirs) &&
     v.createdDirs.every(isRelativePosix);
-  return valid ? (value as RedoPlan) : undefined;
+  return valid ? (v as unknown as RedoPlan) : undefined;
 }
 
 /** Reads a log's bytes; anything short of a whole, matching log is uncommitted. */

@@ -3,6 +3,8 @@
 import * as path from 'node:path';
 import { isTempFor } from '../../fs/tempNames';
 import type { ApplyFs } from './applyFs';
+import { parseJsonObject } from '../../fs/jsonObject';
+import { isRelativePosix } from '../../fs/paths';
 
 export const JOURNAL_FILE = 'apply-journal.json';
 const JOURNAL_TEMP = `${JOURNAL_FILE}.tmp`;
@@ -55,10 +57,6 @@ function isExpectation(value: unknown): value is FileExpectation {
   return v.exists === true && typeof v.sha256 === 'string' && typeof v.size === 'number';
 }
 
-function isRelativePosix(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && !value.startsWith('/') && !value.includes('\0') && !value.split('/').some((part) => part === '..' || part === '' || part === '.');
-}
-
 function isStep(value: unknown): value is JournalStep {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -69,14 +67,8 @@ function isStep(value: unknown): value is JournalStep {
 
 /** Parses a journal; undefined when the text is not one this module wrote (then it is not acted on). */
 export function parseJournal(text: string): ApplyJournal | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const v = value as Record<string, unknown>;
+  const v = parseJsonObject(text);
+  if (!v) return undefined;
   const valid =
     v.version === 1 &&
     typeof v.workspaceRoot === 'string' &&
@@ -87,7 +79,7 @@ export function parseJournal(text: string): ApplyJournal | undefined {
     v.steps.every(isStep) &&
     Array.isArray(v.createdDirs) &&
     v.createdDirs.every(isRelativePosix);
-  return valid ? (value as ApplyJournal) : undefined;
+  return valid ? (v as unknown as ApplyJournal) : undefined;
 }
 
 export { JOURNAL_TEMP };
