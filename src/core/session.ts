@@ -12,6 +12,8 @@ import { createSubAgentRunner } from './chat/subAgent';
 import type { PlanModeSwitch, SubAgentRunner } from './tools/types';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './followup/acceptance';
+import type { DroppedHunks } from './followup/hunkDrops';
+import type { Hunk } from './checkpoints/hunks';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
 import { CacheSafeParamsStore, runForkedQuery } from './followup/forkedQuery';
 import {
@@ -111,6 +113,8 @@ export type SessionEvent =
       continuesLive: boolean;
       /** Files the user left out before Tab. */
       excluded: string[];
+      /** Hunks the user dropped before Tab, per applied file (the turns carry a note saying so). */
+      droppedHunks?: DroppedHunks[];
       point: ChatPoint;
       /** What undoes the accept; null when it changed no file. */
       checkpoint: CheckpointSummary | null;
@@ -709,6 +713,7 @@ export class ChatSession {
       alreadyRendered,
       continuesLive: run.continuesLive,
       excluded: run.excluded,
+      ...(run.droppedHunks.length > 0 ? { droppedHunks: run.droppedHunks } : {}),
       point: this.addPoint(run.checkpoint),
       checkpoint: run.checkpoint,
     });
@@ -866,6 +871,29 @@ export class ChatSession {
     if (this.excluded?.runId !== runId) this.excluded = { runId, paths: new Set() };
     if (excluded) this.excluded.paths.add(path);
     else this.excluded.paths.delete(path);
+  }
+
+  /** The hunks of `path` in run `runId` against the workspace (what its preview diff shows). */
+  async speculationHunks(runId: string, path: string): Promise<Hunk[]> {
+    const speculation = this.speculation;
+    if (speculation?.id !== runId) throw new Error('That speculation is gone; its changes can no longer be reviewed.');
+    return speculation.hunksOf(path, this.options.toolContext.fs);
+  }
+
+  /**
+   * Drops one hunk of `path` from run `runId` before Tab (the overlay's file is rewritten without
+   * it). Refused once Tab was pressed: the accept applies what the overlay held when it started.
+   */
+  async dropSpeculationHunk(runId: string, path: string, hunkId: string): Promise<DroppedHunks> {
+    const speculation = this.speculation;
+    if (speculation?.id !== runId) throw new Error('That speculation is gone; its changes can no longer be dropped.');
+    if (this.pendingAccept || this.promoted === speculation) throw new Error('This speculation is being accepted; its changes can no longer be dropped.');
+    return speculation.dropHunk(path, hunkId, this.options.toolContext.fs);
+  }
+
+  /** What the user dropped of run `runId` before Tab, per file. */
+  droppedHunks(runId: string): DroppedHunks[] {
+    return this.speculation?.id === runId ? this.speculation.droppedHunks() : [];
   }
 
   /** The files the user left out of run `runId`'s accept, sorted. */

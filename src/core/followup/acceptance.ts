@@ -6,6 +6,7 @@ import type { CheckpointRecording, CheckpointStore, CheckpointSummary } from '..
 import type { ChatMessage } from '../messages';
 import { OverlayApplyError } from './overlay/applyOverlay';
 import type { ApplyResult, Speculation, SpeculationSnapshot, ToolCallRecord } from './speculation';
+import type { DroppedHunks } from './hunkDrops';
 
 export type ConflictChoice = 'overwrite' | 'keep-mine';
 
@@ -20,6 +21,8 @@ export interface AcceptedRun {
   notApplied: string[];
   /** Files the user left out before Tab. */
   excluded: string[];
+  /** Hunks the user dropped before Tab, per file (files applied without them). */
+  droppedHunks: DroppedHunks[];
   /** What undoes this accept; null when it changed no file (or checkpoints are off). */
   checkpoint: CheckpointSummary | null;
   timeSavedMs: number;
@@ -184,6 +187,8 @@ export class SpeculationAcceptance {
         applied: this.applied,
         notApplied,
         excluded: this.excluded,
+        // Only files really applied: one kept as the user had it, or left out, lost its drops with it.
+        droppedHunks: speculation.droppedHunks().filter((entry) => this.applied.includes(entry.path)),
         checkpoint,
         timeSavedMs: speculation.timeSavedMs(),
         continuesLive: snapshot.status === 'boundary',

@@ -16,6 +16,8 @@ import type { CheckpointRecording } from '../checkpoints';
 import { checkpointHook } from './acceptCheckpoint';
 import type { BeforeReplaceHook } from './overlay/applyOverlay';
 import { recoverCutOff } from '../chat/lengthRecovery';
+import { dropSpeculatedHunk, droppedHunksNote, HunkDropRecord, speculatedHunks, type DroppedHunks } from './hunkDrops';
+import type { Hunk } from '../checkpoints/hunks';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;
@@ -128,6 +130,8 @@ export class Speculation {
   private overlay: SpeculationOverlay | undefined;
   private readonly controller = new AbortController();
   private readonly listeners = new Set<(event: SpeculationEvent) => void>();
+  /** Hunks the user dropped before Tab, per file (the overlay already holds the files without them). */
+  private readonly droppedHunkRecord = new HunkDropRecord();
   /** Settles when the run has stopped (any final status) and its pipelined suggestion is known. */
   readonly done: Promise<SpeculationSnapshot>;
 
@@ -528,17 +532,46 @@ export class Speculation {
     return this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace && checkpoint ? { beforeReplace, redoDir: checkpoint.redoDir } : {}) });
   }
 
+  /** The hunks of a modified file against the real workspace's `real` copy (what the preview diff shows). */
+  hunksOf(path: string, real: WorkspaceFs): Promise<Hunk[]> {
+    if (!this.overlay) throw new Error('This speculation has no files yet.');
+    return speculatedHunks(this.overlay, real, path);
+  }
+
+  /**
+   * Drops one hunk before Tab: the overlay's copy of `path` is rewritten without it (an overlay
+   * write like any other, so Tab checks it for conflicts the same way), and the drop is recorded
+   * for the note the injected turns carry. Only a finished run: a running one could write it again.
+   */
+  async dropHunk(path: string, hunkId: string, real: WorkspaceFs): Promise<DroppedHunks> {
+    if (this.status === 'running') throw new Error('The speculation is still running; drop its changes once it has finished.');
+    if (this.status === 'aborted' || this.status === 'failed' || !this.overlay) throw new Error(`A ${this.status} speculation has no changes to drop.`);
+    const { hunk, before } = await dropSpeculatedHunk(this.overlay, real, path, hunkId);
+    this.droppedHunkRecord.add(path, hunk, before + this.droppedHunkRecord.droppedIn(path));
+    this.emitStatus();
+    return this.droppedHunks().find((entry) => entry.path === path)!;
+  }
+
+  /** What the user dropped before Tab, per file, sorted by path. */
+  droppedHunks(): DroppedHunks[] {
+    return this.droppedHunkRecord.list();
+  }
+
   /**
    * The speculated messages, paired and ready to join the main conversation. Files the user kept
-   * their own version of (`notApplied`) or left out before Tab (`excluded`) are marked on the
-   * results of the calls that wrote them, so the history stays honest about what happened.
+   * their own version of (`notApplied`) or left out before Tab (`excluded`), and hunks dropped
+   * before Tab, are marked on the results of the calls that wrote them, so the history stays
+   * honest about what happened.
    */
   messagesForInjection(notApplied: readonly string[] = [], excluded: readonly string[] = []): ChatMessage[] {
     const messages = ensureToolResultPairing(this.messages);
-    if (notApplied.length === 0 && excluded.length === 0) return messages;
     const kept = new Set(notApplied);
     const left = new Set(excluded);
-    return messages.map((message) => {
+    // A file not applied at all says so; its dropped hunks would be noise.
+    const dropped = this.droppedHunks().filter((entry) => !kept.has(entry.path) && !left.has(entry.path));
+    if (notApplied.length === 0 && excluded.length === 0 && dropped.length === 0) return messages;
+    const droppedNoted = new Set<string>();
+    const noted = messages.map((message) => {
       if (message.role !== 'tool') return message;
       const written = this.filesChangedBy.get(message.tool_call_id) ?? [];
       const notes: string[] = [];
@@ -546,8 +579,21 @@ export class Speculation {
       const leftHere = written.filter((file) => left.has(file));
       if (keptHere.length > 0) notes.push(`(Note: not applied — the user kept their own version of ${keptHere.join(', ')}.)`);
       if (leftHere.length > 0) notes.push(`(Note: not applied — the user left ${leftHere.join(', ')} out when accepting.)`);
+      for (const entry of dropped) {
+        if (!written.includes(entry.path)) continue;
+        notes.push(droppedHunksNote(entry));
+        droppedNoted.add(entry.path);
+      }
       return notes.length === 0 ? message : { ...message, content: `${message.content}\n${notes.join('\n')}` };
     });
+    // A file whose writer is not known (a sandboxed command's change): the last result carries the note.
+    const unnoted = dropped.filter((entry) => !droppedNoted.has(entry.path));
+    const last = noted.map((message) => message.role).lastIndexOf('tool');
+    if (unnoted.length > 0 && last >= 0) {
+      const message = noted[last] as ToolMessage;
+      noted[last] = { ...message, content: `${message.content}\n${unnoted.map(droppedHunksNote).join('\n')}` };
+    }
+    return noted;
   }
 }
 

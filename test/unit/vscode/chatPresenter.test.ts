@@ -100,6 +100,13 @@ describe('ChatPresenter', () => {
     assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /kept your version of a\.ts · left out b\.ts · continuing live/);
   });
 
+  it('says on the accept line which changes were dropped before Tab', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 's', historyStart: 0, applied: ['a.ts'], notApplied: [], excluded: [], droppedHunks: [{ path: 'a.ts', total: 3, dropped: ['line 4 (+1)'] }], timeSavedMs: 0, alreadyRendered: true, continuesLive: false, toolCalls: [], messages: [{ role: 'user', content: 's' }], point: { id: 'pt1', historyLength: 1, checkpointId: null }, checkpoint: null });
+    const items = posted.flatMap((m) => (m.type === 'appendItems' ? m.items : []));
+    assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /left out 1 of 3 changes in a\.ts \(line 4 \(\+1\)\)/);
+  });
+
   it('maps every speculation state to the status line, in words', () => {
     assert.equal(speculationStatusOf(null).state, 'idle');
     assert.equal(speculationStatusOf(snapshot({ status: 'running' })).state, 'running');
