@@ -287,6 +287,8 @@ export interface SpeculationFileView {
   binary?: boolean;
   /** Left out of the accept by the user. */
   excluded: boolean;
+  /** Set once the user dropped some of its changes before Tab: how many are still kept, of how many. */
+  hunks?: { kept: number; total: number };
 }
 
 export interface SpeculationFiles {
@@ -608,7 +610,7 @@ const isUndoConflictResolution = oneOf(['restore', 'keep-mine'] as const);
 const isUndoConflictFile: Guard<UndoConflictFile> = shape({ path: isString, reason: isString, canRestore: isBoolean, resolution: optional(isUndoConflictResolution) });
 const isSpeculationFiles: Guard<SpeculationFiles> = shape({
   runId: isId,
-  files: arrayOf(shape({ path: isString, change: isFileChange, added: isCount, removed: isCount, binary: optional(isBoolean), excluded: isBoolean })),
+  files: arrayOf(shape({ path: isString, change: isFileChange, added: isCount, removed: isCount, binary: optional(isBoolean), excluded: isBoolean, hunks: optional(shape({ kept: isCount, total: isCount })) })),
 });
 
 const isMcpServersView: Guard<McpServersView> = shape({

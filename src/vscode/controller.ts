@@ -37,6 +37,7 @@ import { UsageLedger } from '../core/usage/usageLedger';
 import { formatUsageSummary, summarizeUsage } from '../core/usage/prices';
 import type { ModelRole } from '../shared/protocol';
 import { SpeculationReview } from './speculationReview';
+import { registerHunkLenses, type SpeculationHunkLenses } from './hunkLenses';
 import { MEMORY_FILE_NAME } from '../core/workspaceServices';
 
 const STATS_KEY = 'speculate.stats';
@@ -100,6 +101,7 @@ export class SpeculateController implements vscode.Disposable {
   readonly onDidPostToWebview = this.postEmitter.event;
   readonly checkpoints: CheckpointActions;
   private readonly review: SpeculationReview;
+  private readonly hunkLenses: SpeculationHunkLenses;
   private readonly approvalDiffs: ApprovalDiffs;
 
   constructor(private readonly deps: ControllerDeps) {
@@ -160,6 +162,7 @@ export class SpeculateController implements vscode.Disposable {
       log: (line) => this.log(line),
     });
     this.review = new SpeculationReview({ session: () => this.session, workspaceFs: () => this.services?.fs, presenter: this.presenter, log: (line) => this.log(line) });
+    this.hunkLenses = registerHunkLenses(deps.context, { session: () => this.session, onDropped: () => this.review.refreshNow(), log: (line) => this.log(line) });
     this.approvalDiffs = new ApprovalDiffs({ services: () => this.services, workspace, documents: deps.documents, log: (line) => this.log(line) });
     this.disposables.push(
       this.statusBar,
@@ -422,6 +425,7 @@ export class SpeculateController implements vscode.Disposable {
     if (event.type === 'speculation') {
       this.onSpeculationChanged();
       this.review.update();
+      this.hunkLenses.forget(event.snapshot?.id);
     }
     if (event.type === 'conflicts') this.onConflicts(event.conflicts.map((c) => c.path));
   }

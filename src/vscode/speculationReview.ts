@@ -42,6 +42,11 @@ export class SpeculationReview {
     }, DEBOUNCE_MS);
   }
 
+  /** Shows the list again now (a hunk was dropped: its "2 of 3 changes kept" changed). */
+  refreshNow(): void {
+    void this.refresh().catch((error: unknown) => this.deps.log(`speculation review failed: ${String(error)}`));
+  }
+
   /** The user left `path` out of run `runId`'s accept (or put it back). */
   exclude(runId: string, path: string, excluded: boolean): void {
     this.deps.session()?.setExcluded(runId, path, excluded);
@@ -61,9 +66,12 @@ export class SpeculationReview {
       return;
     }
     const excluded = new Set(session.excludedFiles(snapshot.id));
+    const dropped = new Map(session.droppedHunks(snapshot.id).map((entry) => [entry.path, entry]));
     const files: SpeculationFileView[] = [];
     for (const [index, file] of snapshot.filesWritten.entries()) {
       const view: SpeculationFileView = { path: file.path, change: file.kind, added: 0, removed: 0, excluded: excluded.has(file.path) };
+      const drops = dropped.get(file.path);
+      if (drops) view.hunks = { kept: drops.total - drops.dropped.length, total: drops.total };
       if (index < MAX_COUNTED) {
         const before = file.kind === 'created' ? new Uint8Array() : await text(() => base.readFile(file.path));
         const after = file.kind === 'deleted' ? new Uint8Array() : await text(() => overlay.readFile(file.path));

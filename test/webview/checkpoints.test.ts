@@ -121,6 +121,14 @@ describe('chat webview: checkpoints', function () {
     assert.match(await list.locator('.spec-files-summary').innerText(), /\+4 −1\s*· 1 left out/);
     assert.equal(await list.locator('[data-path="test/a.test.ts"]').getAttribute('class'), 'spec-file change-created excluded');
 
+    // A file some of whose changes were dropped before Tab says how many are still kept.
+    await chat.send({ type: 'speculationFiles', files: { runId: 'spec-1', files: [
+      { path: 'src/a.ts', change: 'modified', added: 3, removed: 1, excluded: false, hunks: { kept: 2, total: 3 } },
+      { path: 'test/a.test.ts', change: 'created', added: 12, removed: 0, excluded: true },
+    ] } });
+    assert.match(await list.locator('[data-path="src/a.ts"]').innerText(), /2 of 3 changes kept/);
+    assert.doesNotMatch(await list.locator('[data-path="test/a.test.ts"]').innerText(), /changes kept/);
+
     // When the speculation goes, so does its list.
     await chat.send({ type: 'speculation', status: { state: 'idle', toolCalls: 0, filesWritten: [] } });
     assert.equal(await list.isVisible(), false);

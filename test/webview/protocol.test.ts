@@ -115,7 +115,7 @@ const HOST_EXAMPLES: { [K in HostMessageType]: Extract<HostToWebview, { type: K 
   models: { type: 'models', role: 'main', models: ['a', 'b'], current: 'a', error: 'HTTP 401' },
   checkpointUpdate: { type: 'checkpointUpdate', checkpoint: { checkpointId: 'cp1', state: 'applied', files: [] } },
   undoConflictResolved: { type: 'undoConflictResolved', id: 'uc1', path: 'a.ts', resolution: 'restore' },
-  speculationFiles: { type: 'speculationFiles', files: { runId: 'spec-1', files: [{ path: 'a.ts', change: 'modified', added: 3, removed: 1, excluded: false }] } },
+  speculationFiles: { type: 'speculationFiles', files: { runId: 'spec-1', files: [{ path: 'a.ts', change: 'modified', added: 3, removed: 1, excluded: false, hunks: { kept: 2, total: 3 } }] } },
   mcpServers: {
     type: 'mcpServers',
     view: {
@@ -229,6 +229,7 @@ describe('webview protocol', () => {
       withItem({ kind: 'error', id: 'e1', message: 'boom', retryable: true, actions: 'setApiKey' }),
       withItem({ kind: 'turnEnd', id: 't', text: '', checkpoint: { checkpointId: 'cp', state: 'gone', files: [] } }),
       { type: 'speculationFiles', files: { runId: 'r', files: [{ path: 'a', change: 'modified', added: -1, removed: 0, excluded: false }] } },
+      { type: 'speculationFiles', files: { runId: 'r', files: [{ path: 'a', change: 'modified', added: 1, removed: 0, excluded: false, hunks: { kept: 'two', total: 3 } }] } },
       { type: 'mcpServers', view: { servers: [{ name: 'x', source: 's', fromWorkspace: false, transport: 'stdio', target: 't', state: 'hacked', runAhead: false, tools: [] }], notes: [] } },
       { type: 'mcpServers', view: { servers: [], notes: 'none' } },
     ];

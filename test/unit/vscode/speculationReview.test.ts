@@ -22,6 +22,7 @@ function rig() {
     },
   });
   const speculation = { id: 'run1', status: 'running', filesWritten: [{ path: 'src/a.ts', kind: 'modified' }] };
+  const dropped: { path: string; total: number; dropped: string[] }[] = [];
   const session = {
     get currentSpeculation() {
       return speculation;
@@ -29,13 +30,14 @@ function rig() {
     currentOverlay: reader(overlay),
     excludedFiles: () => [],
     setExcluded: () => undefined,
+    droppedHunks: () => dropped,
   } as unknown as ChatSession;
   // The real presenter: what reaches the webview is what it posts.
   const posted: HostToWebview[] = [];
   const presenter = new ChatPresenter({ post: (message) => posted.push(message), model: () => ({ label: 'm', demo: false }), settings: () => ({ enterAcceptsSuggestion: false }) });
   const postedFiles = () => posted.flatMap((m) => (m.type === 'speculationFiles' ? [m.files] : []));
   const review = new SpeculationReview({ session: () => session, workspaceFs: () => reader(base) as unknown as WorkspaceFs, presenter, log: () => undefined });
-  return { review, speculation, overlay, presenter, postedFiles };
+  return { review, speculation, overlay, presenter, postedFiles, dropped };
 }
 
 describe('SpeculationReview', () => {
@@ -85,6 +87,19 @@ describe('SpeculationReview', () => {
     await wait(DEBOUNCE_WAIT_MS);
     assert.equal(postedFiles().length, 2);
     assert.deepEqual(postedFiles()[1], postedFiles()[0]);
+    review.dispose();
+  });
+
+  it('says how many of a file\'s changes are still kept once some were dropped', async () => {
+    const { review, postedFiles, dropped, speculation } = rig();
+    speculation.status = 'completed';
+    review.update();
+    await wait(DEBOUNCE_WAIT_MS);
+    assert.equal(postedFiles()[0]?.files[0]?.hunks, undefined, 'nothing dropped: no count');
+    dropped.push({ path: 'src/a.ts', total: 3, dropped: ['line 2 (+1)'] });
+    review.refreshNow();
+    await wait(DEBOUNCE_WAIT_MS);
+    assert.deepEqual(postedFiles()[1]?.files[0]?.hunks, { kept: 2, total: 3 });
     review.dispose();
   });
 });
