@@ -13,7 +13,9 @@ import type { PlanModeSwitch, SubAgentRunner } from './tools/types';
 import type { ToolRegistry } from './chat/toolRegistry';
 import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './followup/acceptance';
 import type { DroppedHunks } from './followup/hunkDrops';
-import type { Hunk } from './checkpoints/hunks';
+import { describeHunk, splitHunks, StaleHunkError, textForHunks, type Hunk } from './checkpoints/hunks';
+import { planHunkUndo, type HunkUndoPlan } from './checkpoints/hunkUndo';
+import { sha256 } from './checkpoints/fileState';
 import { FollowupController, systemClock, type AcceptMethod, type FollowupClock } from './followup/followupState';
 import { CacheSafeParamsStore, runForkedQuery } from './followup/forkedQuery';
 import {
@@ -133,6 +135,11 @@ export type SessionEvent =
   | { type: 'fork_unavailable'; reason: string };
 
 export type { ConflictChoice } from './followup/acceptance';
+
+/** What undoing one hunk of a checkpoint did; `changed`: the user edited it since (ask, then pass overwrite). */
+export type HunkUndoOutcome =
+  | { ok: true; hunk: Hunk; checkpoint: CheckpointSummary | null }
+  | { ok: false; reason: 'busy' | 'changed' | 'stale' | 'unknown'; message: string };
 
 export class ChatSession {
   private config: SessionConfig;
@@ -970,6 +977,115 @@ export class ChatSession {
       const read = await store.read(id);
       if (read.ok) this.emit({ type: 'checkpoint_changed', checkpoint: summaryOf(read.record) });
       return outcome;
+    } finally {
+      this.undoing = false;
+    }
+  }
+
+  /**
+   * The hunks of checkpoint `id` in `path`, as its Changes diff shows them: its saved copy from
+   * before against the file now (the same as against its after-state until the user edits it).
+   */
+  async checkpointHunks(id: string, path: string): Promise<Hunk[]> {
+    const { before, current } = await this.checkpointTexts(id, path);
+    return splitHunks(before, current);
+  }
+
+  /**
+   * Keeps a copy of what checkpoint `id` wrote, for each file still as it left it (when its Changes
+   * review opens): once the user edits the file, a hunk undo can then still tell their edits from
+   * the change's. The copies are blobs no record names, so pruning collects them in time.
+   */
+  async rememberCheckpointAfter(id: string): Promise<void> {
+    const store = this.options.checkpoints;
+    const read = await store?.read(id);
+    if (!store || !read?.ok || read.record.state !== 'applied') return;
+    const fs = this.options.toolContext.fs;
+    for (const file of read.record.files) {
+      if (!file.after?.exists || (await store.blobs.has(file.after.sha256))) continue;
+      const bytes = await fs.readFile(file.path).catch(() => undefined);
+      if (bytes && sha256(bytes) === file.after.sha256) await store.blobs.put(bytes);
+    }
+  }
+
+  /**
+   * The texts one hunk undo needs. `after` (what the change wrote) is known when the file is still
+   * as the change left it, or when the store holds a copy; otherwise undefined (edited since).
+   */
+  private async checkpointTexts(id: string, path: string): Promise<{ before: string; after: string | undefined; current: string }> {
+    const store = this.options.checkpoints;
+    if (!store) throw new Error('Checkpoints are not recorded in this session.');
+    const read = await store.read(id);
+    if (!read.ok) throw new Error(read.message);
+    if (read.record.state !== 'applied') throw new Error('This change is undone already; redo it first to undo part of it.');
+    const file = read.record.files.find((f) => f.path === path);
+    if (!file) throw new Error(`This change did not touch ${path}.`);
+    if (!file.before.exists || !file.after?.exists) {
+      throw new Error(`${path} was ${file.before.exists ? 'deleted' : 'created'} by this change as a whole, so it has no separate changes; undo the whole change to take it back.`);
+    }
+    const fs = this.options.toolContext.fs;
+    if ((await fs.stat(path))?.type !== 'file') throw new Error(`${path} is gone since this change; there is nothing to undo in it.`);
+    const currentBytes = await fs.readFile(path);
+    const current = textForHunks(currentBytes, path);
+    const afterSha = file.after.sha256;
+    let after: string | undefined;
+    if (sha256(currentBytes) === afterSha) after = current;
+    else after = await store.blobs.read(afterSha).then((bytes) => textForHunks(bytes, path), () => undefined);
+    return { before: textForHunks(await store.blobs.read(file.before.sha256), path), after, current };
+  }
+
+  /**
+   * Undoes one hunk of checkpoint `id` in `path`, leaving its other changes and the user's later
+   * edits alone. A hunk whose lines the user changed since is refused (`changed`) unless the caller
+   * asked and the user said `overwrite`. The write is a checkpoint of its own (undoable in turn),
+   * shown as a turn line; a file changed between the check and the write is refused, never overwritten.
+   */
+  async undoCheckpointHunk(id: string, path: string, hunkId: string, options: { overwrite?: boolean } = {}): Promise<HunkUndoOutcome> {
+    const blocked = this.undoBlocker();
+    if (blocked) return { ok: false, reason: 'busy', message: blocked };
+    this.undoing = true;
+    try {
+      let plan: HunkUndoPlan;
+      let current: string;
+      const fs = this.options.toolContext.fs;
+      try {
+        const texts = await this.checkpointTexts(id, path);
+        current = texts.current;
+        // What the change wrote is gone (edited since, no copy kept): the hunks are against the
+        // file now and may hold the user's edits, so every one of them is asked about.
+        const againstNow = (): HunkUndoPlan => ({ ...planHunkUndo(texts.before, current, current, hunkId, path), touched: true });
+        if (texts.after === undefined) plan = againstNow();
+        else {
+          try {
+            plan = planHunkUndo(texts.before, texts.after, current, hunkId, path);
+          } catch (error) {
+            // A hunk of the diff as shown now that the change alone does not have: the user's edit is in it.
+            if (!(error instanceof StaleHunkError)) throw error;
+            plan = againstNow();
+          }
+        }
+      } catch (error) {
+        return { ok: false, reason: error instanceof StaleHunkError ? 'stale' : 'unknown', message: error instanceof Error ? error.message : String(error) };
+      }
+      const where = `${describeHunk(plan.hunk)} of ${path}`;
+      if (plan.touched && !options.overwrite) {
+        return { ok: false, reason: 'changed', message: `You changed ${where} (or the lines next to it) since; undoing it would replace your edits there.` };
+      }
+      // The suggestion and its speculation were predicted from the workspace as it was.
+      this.suggestionAbort?.abort();
+      this.followup.clear();
+      await this.abortSpeculation('undo');
+      const target = this.recordingFs ?? fs;
+      this.recordingFs?.begin({ kind: 'turn', prompt: `Undo ${where}` });
+      try {
+        await target.writeFile(path, plan.text, { expect: { exists: true, sha256: sha256(Buffer.from(current, 'utf8')) } });
+      } catch (error) {
+        await this.sealTurn();
+        return { ok: false, reason: 'changed', message: `${path} changed while its change was being undone, so nothing was written (${error instanceof Error ? error.message : String(error)}).` };
+      }
+      const checkpoint = await this.sealTurn();
+      if (checkpoint) this.emit({ type: 'turn_recorded', point: this.addPoint(checkpoint), checkpoint });
+      return { ok: true, hunk: plan.hunk, checkpoint };
     } finally {
       this.undoing = false;
     }

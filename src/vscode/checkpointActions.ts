@@ -17,6 +17,8 @@ export interface CheckpointActionsDeps {
   /** Brings the chat into view (before asking there). */
   revealChat(): Promise<void>;
   log(line: string): void;
+  /** A checkpoint's Changes review opened (with the files it shows), for per-change undo. */
+  changesOpened?(checkpointId: string, paths: string[], state: 'recording' | 'applied' | 'undone'): void;
 }
 
 interface PendingQuestion {
@@ -41,7 +43,8 @@ export class CheckpointActions {
     if (action === 'changes') {
       const store = this.deps.session()?.checkpointStore;
       const workspace = this.deps.workspace();
-      if (store && workspace) await openCheckpointChanges(store, checkpointId, workspace);
+      const record = store && workspace ? await openCheckpointChanges(store, checkpointId, workspace) : undefined;
+      if (record) this.deps.changesOpened?.(checkpointId, record.files.map((f) => f.path), record.state);
       return;
     }
     await this.exclusive(() => this.rewind(checkpointId, action));

@@ -32,13 +32,15 @@ export function changeTriples(record: CheckpointRecord, workspace: vscode.Uri): 
   });
 }
 
-export async function openCheckpointChanges(store: CheckpointStore, checkpointId: string, workspace: vscode.Uri): Promise<void> {
+/** Opens the review; returns the record shown (undefined when it could not be read). */
+export async function openCheckpointChanges(store: CheckpointStore, checkpointId: string, workspace: vscode.Uri): Promise<CheckpointRecord | undefined> {
   const read = await store.read(checkpointId);
   if (!read.ok) {
     void vscode.window.showWarningMessage(`Speculate: ${read.message}`);
-    return;
+    return undefined;
   }
   const record = read.record;
   const title = `Changes: ${checkpointLabel(record)}${record.state === 'undone' ? ' (undone)' : ''}`;
   await vscode.commands.executeCommand('vscode.changes', title, changeTriples(record, workspace));
+  return record;
 }

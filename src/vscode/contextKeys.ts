@@ -6,6 +6,8 @@ export type ContextKey =
   | 'speculate.speculationHasChanges'
   | 'speculate.suggestionVisible'
   | 'speculate.speculationDiffOpen'
+  /** A turn's Changes review is open: its changes can be undone one by one. */
+  | 'speculate.checkpointReviewOpen'
   /** An endpoint is set in the user settings (the walkthrough's first step is done). */
   | 'speculate.endpointConfigured';
 

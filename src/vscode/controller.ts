@@ -38,6 +38,7 @@ import { formatUsageSummary, summarizeUsage } from '../core/usage/prices';
 import type { ModelRole } from '../shared/protocol';
 import { SpeculationReview } from './speculationReview';
 import { registerHunkLenses, type SpeculationHunkLenses } from './hunkLenses';
+import { registerCheckpointHunks, type CheckpointHunkReview } from './checkpointHunks';
 import { MEMORY_FILE_NAME } from '../core/workspaceServices';
 
 const STATS_KEY = 'speculate.stats';
@@ -102,6 +103,7 @@ export class SpeculateController implements vscode.Disposable {
   readonly checkpoints: CheckpointActions;
   private readonly review: SpeculationReview;
   private readonly hunkLenses: SpeculationHunkLenses;
+  private readonly checkpointHunks: CheckpointHunkReview;
   private readonly approvalDiffs: ApprovalDiffs;
 
   constructor(private readonly deps: ControllerDeps) {
@@ -160,7 +162,11 @@ export class SpeculateController implements vscode.Disposable {
       workspace,
       revealChat: () => deps.chatView.reveal(true),
       log: (line) => this.log(line),
+      changesOpened: (checkpointId, paths, state) => {
+        if (state === 'applied') void this.checkpointHunks.opened(checkpointId, paths);
+      },
     });
+    this.checkpointHunks = registerCheckpointHunks(deps.context, { session: () => this.session, workspace, log: (line) => this.log(line) });
     this.review = new SpeculationReview({ session: () => this.session, workspaceFs: () => this.services?.fs, presenter: this.presenter, log: (line) => this.log(line) });
     this.hunkLenses = registerHunkLenses(deps.context, { session: () => this.session, onDropped: () => this.review.refreshNow(), log: (line) => this.log(line) });
     this.approvalDiffs = new ApprovalDiffs({ services: () => this.services, workspace, documents: deps.documents, log: (line) => this.log(line) });

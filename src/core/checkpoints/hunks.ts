@@ -176,7 +176,8 @@ export function dropHunks(before: string, after: string, drop: ReadonlySet<strin
   return applyHunks(before, after, new Set(hunks.filter((hunk) => !drop.has(hunk.id)).map((hunk) => hunk.id)), path);
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
+// ignoreBOM keeps a byte-order mark in the text, so writing the text back gives the same bytes.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Bytes as text for hunk splitting; binary content (NUL, or not UTF-8) is refused with BinaryFileError. */
 export function textForHunks(data: Uint8Array, path = ''): string {

@@ -1,5 +1,6 @@
 // Hunk splitting and re-application: what Keep / Drop on one change of a diff writes, byte for byte.
 import * as assert from 'node:assert/strict';
+import { planHunkUndo } from '../../../src/core/checkpoints/hunkUndo';
 import { applyHunks, BinaryFileError, describeHunk, dropHunks, splitFileHunks, splitHunks, splitLines, StaleHunkError, textForHunks } from '../../../src/core/checkpoints/hunks';
 
 const FILE = ['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight'].map((line) => `${line}\n`).join('');
@@ -105,5 +106,54 @@ describe('checkpoints: hunks', () => {
     assert.ok(hunks.length >= 1);
     assert.equal(applyHunks(before, after, new Set(hunks.map((h) => h.id))), after);
     assert.equal(applyHunks(before, after, new Set()), before);
+  });
+});
+
+describe('checkpoints: undoing one hunk', () => {
+  const BEFORE = 'a\nb\nc\nd\ne\nf\ng\n';
+  const AFTER = 'A\nb\nc\nd\ne\nf\nG\n';
+
+  it('takes back one hunk of an untouched file, keeping the other', () => {
+    const [first, second] = splitHunks(BEFORE, AFTER);
+    assert.deepEqual(planHunkUndo(BEFORE, AFTER, AFTER, second.id), { ok: true, hunk: second, text: 'A\nb\nc\nd\ne\nf\ng\n', touched: false });
+    assert.equal(planHunkUndo(BEFORE, AFTER, AFTER, first.id).text, 'a\nb\nc\nd\ne\nf\nG\n');
+  });
+
+  it('keeps the user\'s later edits elsewhere in the file, with lines shifted by them', () => {
+    const [first, second] = splitHunks(BEFORE, AFTER);
+    const current = 'A\nb\nmine 1\nmine 2\nc\nd\ne\nf\nG\n';
+    assert.deepEqual(planHunkUndo(BEFORE, AFTER, current, second.id), { ok: true, hunk: second, text: 'A\nb\nmine 1\nmine 2\nc\nd\ne\nf\ng\n', touched: false });
+    const plan = planHunkUndo(BEFORE, AFTER, 'A\nb\nc\nd\ne\nf\nG\nmore\n'.replace('d\n', ''), first.id);
+    assert.equal(plan.touched, false);
+    assert.equal(plan.text, 'a\nb\nc\ne\nf\nG\nmore\n');
+  });
+
+  it('says when the user changed the hunk\'s lines (or the next one) since; undo anyway restores that region only', () => {
+    const [, second] = splitHunks(BEFORE, AFTER);
+    const inside = planHunkUndo(BEFORE, AFTER, 'A\nb\nc\nd\ne\nf\nG!\n', second.id);
+    assert.equal(inside.touched, true);
+    assert.equal(inside.text, 'A\nb\nc\nd\ne\nf\ng\n', 'the region back as before the change; the other hunk stays');
+    const next = planHunkUndo(BEFORE, AFTER, 'A\nb\nc\nd\ne\nF\nG\n', second.id);
+    assert.equal(next.touched, true, 'an edit right next to the hunk is asked about too');
+    assert.equal(next.text, 'A\nb\nc\nd\ne\nf\ng\n');
+  });
+
+  it('refuses a hunk the checkpoint does not have', () => {
+    assert.throws(() => planHunkUndo(BEFORE, AFTER, AFTER, 'nope', 'a.ts'), StaleHunkError);
+  });
+
+  it('keeps CRLF and a missing final newline when undoing', () => {
+    const before = 'one\r\ntwo\r\nthree';
+    const after = 'ONE\r\ntwo\r\nTHREE';
+    const [, last] = splitHunks(before, after);
+    assert.equal(planHunkUndo(before, after, after, last.id).text, 'ONE\r\ntwo\r\nthree');
+  });
+});
+
+describe('checkpoints: hunks keep a byte-order mark', () => {
+  it('re-applies a file with a BOM to the same bytes', () => {
+    const before = Buffer.from('\ufeffa\nb\n', 'utf8');
+    const text = textForHunks(before);
+    assert.deepEqual(Buffer.from(text, 'utf8'), before);
   });
 });
