@@ -28,6 +28,8 @@ export async function checkpointState(store: CheckpointStore, checkpointId: stri
 
 export class CheckpointDocumentProvider implements vscode.FileSystemProvider {
   private readonly proposals = new Map<string, Map<string, Uint8Array>>();
+  /** Bumped on each update, as the proposed document's mtime: VS Code reloads a document whose stat changed. */
+  private readonly versions = new Map<string, number>();
   private readonly changeEmitter = new vscode.EventEmitter<vscode.FileChangeEvent[]>();
   readonly onDidChangeFile = this.changeEmitter.event;
 
@@ -40,6 +42,15 @@ export class CheckpointDocumentProvider implements vscode.FileSystemProvider {
 
   forget(key: string): void {
     this.proposals.delete(key);
+    this.versions.delete(key);
+  }
+
+  /** Replaces what an approval would write (a change was dropped): open diffs of it reload. */
+  update(key: string, files: Map<string, Uint8Array>): void {
+    if (!this.proposals.has(key)) return;
+    this.proposals.set(key, files);
+    this.versions.set(key, (this.versions.get(key) ?? 0) + 1);
+    this.changeEmitter.fire([...files.keys()].map((path) => ({ type: vscode.FileChangeType.Changed, uri: proposedUri(key, path) })));
   }
 
   private async bytes(uri: vscode.Uri): Promise<Uint8Array> {
@@ -62,7 +73,8 @@ export class CheckpointDocumentProvider implements vscode.FileSystemProvider {
 
   async stat(uri: vscode.Uri): Promise<vscode.FileStat> {
     const data = await this.bytes(uri);
-    return { type: vscode.FileType.File, ctime: 0, mtime: 0, size: data.length, permissions: vscode.FilePermission.Readonly };
+    const mtime = uri.scheme === PROPOSED_SCHEME ? (this.versions.get(uri.authority) ?? 0) : 0;
+    return { type: vscode.FileType.File, ctime: 0, mtime, size: data.length, permissions: vscode.FilePermission.Readonly };
   }
 
   readFile(uri: vscode.Uri): Promise<Uint8Array> {

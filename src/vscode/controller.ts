@@ -11,7 +11,7 @@ import type { HostToWebview, WebviewToHost } from '../shared/protocol';
 import type { ApiKeyStore, LegacyKeyOutcome } from './apiKeys';
 import { chatAction, runChatAction } from './chatActions';
 import { FileLearnedProfileStore, LearnedProfiles } from '../core/llm/learnedProfiles';
-import { ApprovalDiffs } from './approvalDiff';
+import { ApprovalDiffs, registerApprovalHunks } from './approvalDiff';
 import { ChatPresenter } from './chatPresenter';
 import { acceptRevealed } from './speculationPreview';
 import type { ChatViewProvider } from './chatView';
@@ -170,6 +170,7 @@ export class SpeculateController implements vscode.Disposable {
     this.review = new SpeculationReview({ session: () => this.session, workspaceFs: () => this.services?.fs, presenter: this.presenter, log: (line) => this.log(line) });
     this.hunkLenses = registerHunkLenses(deps.context, { session: () => this.session, onDropped: () => this.review.refreshNow(), log: (line) => this.log(line) });
     this.approvalDiffs = new ApprovalDiffs({ services: () => this.services, workspace, documents: deps.documents, log: (line) => this.log(line) });
+    registerApprovalHunks(deps.context, this.approvalDiffs);
     this.disposables.push(
       this.statusBar,
       this.postEmitter,
@@ -383,9 +384,12 @@ export class SpeculateController implements vscode.Disposable {
         request: async (request) => {
           const diff = this.approvalDiffs.open(request).catch(() => undefined);
           try {
-            return await this.presenter.request(request);
+            const answer = await this.presenter.request(request);
+            // Allowed with changes dropped in the diff: the kept ones are written, and the model told.
+            const partial = answer === 'deny' ? undefined : (await diff)?.partial();
+            return partial ? { answer: 'allow' as const, partial } : answer;
           } finally {
-            void diff.then((close) => close?.());
+            void diff.then((handle) => handle?.close());
           }
         },
       },

@@ -42,9 +42,19 @@ export interface ApprovalRequest {
   signal?: AbortSignal;
 }
 
+/**
+ * "Allow" for part of an edit: the user dropped some of its hunks in the diff. `content` is written
+ * instead of what the tool would write, if the file is still `expected` (undefined: absent), and
+ * `note` is the call's result, so the model is told which parts were applied.
+ */
+export interface PartialApproval {
+  answer: 'allow';
+  partial: { path: string; expected: Uint8Array | undefined; content: Uint8Array; note: string };
+}
+
 /** Asks the user (the chat view shows a prompt; the CLI answers by policy). */
 export interface ApprovalPrompter {
-  request(request: ApprovalRequest): Promise<ApprovalAnswer>;
+  request(request: ApprovalRequest): Promise<ApprovalAnswer | PartialApproval>;
 }
 
 /** Injected so core/chat does not depend on the shell parser (src/core/shell owns it). */

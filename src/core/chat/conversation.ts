@@ -4,7 +4,8 @@ import { isToolResultPairingValid } from '../messages/pairing';
 import { LlmError, type ErrorAction, type LlmClient, type StopKind, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import type { Tool, ToolContext, ToolResult } from '../tools/types';
-import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler } from './approvals';
+import type { ApprovalAnswer, ApprovalPrompter, ApprovalScheduler, PartialApproval } from './approvals';
+import { createHash } from 'node:crypto';
 import type { ChatEvent, ToolCallStatus, TurnOutcome } from './events';
 import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolDefinition } from '../messages';
 import type { ToolRegistry } from './toolRegistry';
@@ -341,7 +342,7 @@ export class Conversation {
     if (decision.action === 'refuse') return finish('refused', decision.reason);
     if (decision.action === 'ask') {
       this.emit({ type: 'approval_requested', callId: call.id, name, summary });
-      let answer: ApprovalAnswer;
+      let answer: ApprovalAnswer | PartialApproval;
       try {
         const change = decision.change ? { change: decision.change } : {};
         answer = await this.options.prompter.request({ callId: call.id, tool: name, kind: tool.kind, args: structuredClone(parsed.args), summary, signal, ...change });
@@ -355,6 +356,7 @@ export class Conversation {
         return finish('denied', tool.deniedText ?? 'The user declined this call, so it did not run. Do not repeat it unchanged: ask the user what they want, or take another approach.');
       }
       if (answer === 'allow_always') this.options.approvals.grantAlways(tool, parsed.args);
+      if (typeof answer === 'object') return finish(...(await this.writePartial(answer.partial, signal)));
     }
 
     let result: ToolResult;
@@ -377,6 +379,21 @@ export class Conversation {
       usage.cachedTokens += result.usage.cachedTokens;
     }
     return finish(result.ok ? 'ok' : 'error', result.output, result.filesChanged ?? []);
+  }
+
+  /**
+   * An edit the user allowed only in part: their version is written instead of running the tool,
+   * only over the file as they saw it, and the result says what was applied.
+   */
+  private async writePartial(partial: PartialApproval['partial'], signal: AbortSignal): Promise<[ToolCallStatus, string, string[]]> {
+    const expect = partial.expected ? { exists: true as const, sha256: createHash('sha256').update(partial.expected).digest('hex') } : { exists: false as const };
+    try {
+      await this.options.toolContext.fs.writeFile(partial.path, partial.content, { signal, expect });
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return ['error', `The user allowed part of this edit, but ${partial.path} could not be written (${why}); nothing was changed. Read the file and propose the edit again.`, []];
+    }
+    return ['ok', partial.note, [partial.path]];
   }
 
   private cancelled(call: ToolCall): { content: string; status: ToolCallStatus } {

@@ -209,3 +209,10 @@ export function summarizeHunk(hunk: Hunk): string {
   const what = removed === 0 ? `+${added}` : added === 0 ? `−${removed}` : `+${added} −${removed}`;
   return `${describeHunk(hunk)} (${what})`;
 }
+
+/** The tool result of an edit the user allowed in part: which changes were applied, which left out. */
+export function partialEditNote(path: string, kept: readonly Hunk[], dropped: readonly Hunk[]): string {
+  const total = kept.length + dropped.length;
+  const keptText = kept.length === 0 ? 'none of its changes' : `${kept.length} of ${total} change${total === 1 ? '' : 's'} (${kept.map(summarizeHunk).join(', ')})`;
+  return `Applied only part of this edit to ${path}: the user kept ${keptText} and left out ${dropped.map(summarizeHunk).join(', ')}. The file now holds only the kept changes; read it before editing it again.`;
+}

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { CheckpointStore } from '../../../src/core/checkpoints';
-import type { ApprovalAnswer, ApprovalRequest } from '../../../src/core/chat/approvals';
+import type { ApprovalAnswer, ApprovalRequest, PartialApproval } from '../../../src/core/chat/approvals';
 import { SUGGESTION_DELAY_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { PrefixCaching } from '../../../src/core/llm/requestBody';
@@ -35,7 +35,7 @@ export async function makeSession(
   suggestions: Record<string, string>,
   options: {
     config?: Partial<SessionConfig>;
-    answer?: ApprovalAnswer;
+    answer?: ApprovalAnswer | PartialApproval;
     suggestionReply?: Partial<ScriptedReply>;
     files?: Record<string, string>;
     prefixCaching?: PrefixCaching;
