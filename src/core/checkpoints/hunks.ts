@@ -124,18 +124,12 @@ export function splitHunks(before: string, after: string): Hunk[] {
   const middleA = a.slice(start, endA);
   const middleB = b.slice(start, endB);
   const pairs = matchedPairs(middleA, middleB, MAX_WORK) ?? [];
-  const hunks: Hunk[] = [];
-  const seen = new Map<string, number>();
+  // Changed regions as [oldStart, oldEnd, newStart, newEnd) in whole-text line numbers.
+  const regions: [number, number, number, number][] = [];
   let x = 0;
   let y = 0;
   const flush = (toX: number, toY: number) => {
-    if (toX === x && toY === y) return;
-    const oldLines = middleA.slice(x, toX);
-    const newLines = middleB.slice(y, toY);
-    const key = hunkKey(oldLines, newLines);
-    const occurrence = seen.get(key) ?? 0;
-    seen.set(key, occurrence + 1);
-    hunks.push({ id: occurrence === 0 ? key : `${key}-${occurrence}`, oldStart: start + x, oldLines, newStart: start + y, newLines });
+    if (toX !== x || toY !== y) regions.push([start + x, start + toX, start + y, start + toY]);
   };
   for (const [pa, pb] of pairs) {
     flush(pa, pb);
@@ -143,7 +137,47 @@ export function splitHunks(before: string, after: string): Hunk[] {
     y = pb + 1;
   }
   flush(middleA.length, middleB.length);
+  const hunks: Hunk[] = [];
+  const seen = new Map<string, number>();
+  for (const [oldStart, oldEnd, newStart, newEnd] of splitAtRepeatedLine(regions, a, b)) {
+    const oldLines = a.slice(oldStart, oldEnd);
+    const newLines = b.slice(newStart, newEnd);
+    const key = hunkKey(oldLines, newLines);
+    const occurrence = seen.get(key) ?? 0;
+    seen.set(key, occurrence + 1);
+    hunks.push({ id: occurrence === 0 ? key : `${key}-${occurrence}`, oldStart, oldLines, newStart, newLines });
+  }
   return hunks;
+}
+
+/**
+ * A change followed by a line it also adds (`}` closing both an edited function and a new one
+ * below it) is an equally short diff either way; read as "edit, then add after the `}`" it is two
+ * hunks, as the diff editor shows it, so the user can keep one and drop the other.
+ */
+function splitAtRepeatedLine(regions: readonly [number, number, number, number][], a: readonly string[], b: readonly string[]): [number, number, number, number][] {
+  const out: [number, number, number, number][] = [];
+  for (const [oldStart, oldEnd, newStart, newEnd] of regions) {
+    const next = a[oldEnd];
+    const p = oldEnd > oldStart && oldEnd < a.length && newEnd < b.length && b[newEnd] === next ? b.slice(newStart + 1, newEnd).indexOf(next) : -1;
+    if (p < 0) {
+      out.push([oldStart, oldEnd, newStart, newEnd]);
+      continue;
+    }
+    // b[newStart + 1 + p] is matched with a[oldEnd]; the rest, up to and with b[newEnd], is added after it.
+    const at = newStart + 1 + p;
+    out.push([oldStart, oldEnd, newStart, at], [oldEnd + 1, oldEnd + 1, at + 1, newEnd + 1]);
+  }
+  // A moved part that now touches the next change joins it: one run of changed lines, one hunk.
+  const merged: [number, number, number, number][] = [];
+  for (const region of out) {
+    const last = merged[merged.length - 1];
+    if (last && last[1] === region[0] && last[3] === region[2]) {
+      last[1] = region[1];
+      last[3] = region[3];
+    } else merged.push([...region]);
+  }
+  return merged;
 }
 
 /**

@@ -58,6 +58,24 @@ describe('checkpoints: hunks', () => {
     for (const kept of subsets(hunks.map((h) => h.id))) assert.equal(applyHunks(before, after, new Set(kept)), byLine(kept), `kept ${kept.length}`);
   });
 
+  it('reads "edit a function, add another after its closing line" as two hunks, as the diff editor shows it', () => {
+    const before = 'export function greet() {\n  return 1;\n}\n';
+    const after = '// top\nexport function greet() {\n  return 2;\n}\n\nexport function farewell() {\n  return 3;\n}\n';
+    const hunks = splitHunks(before, after);
+    assert.deepEqual(hunks.map((h) => [h.oldLines, h.newLines]), [
+      [[], ['// top\n']],
+      [['  return 1;\n'], ['  return 2;\n']],
+      [[], ['\n', 'export function farewell() {\n', '  return 3;\n', '}\n']],
+    ]);
+    for (const kept of subsets(hunks.map((h) => h.id))) {
+      const text = applyHunks(before, after, new Set(kept));
+      assert.equal(splitHunks(before, text).length, kept.length, 'each subset re-splits into exactly the hunks kept');
+    }
+    assert.equal(applyHunks(before, after, new Set(hunks.map((h) => h.id))), after);
+    // Moved next to a following change, the two join into one hunk.
+    assert.equal(splitHunks('a\n}\nb\n', 'A\n}\nx\n}\nB\n').length, 2);
+  });
+
   it('keeps CRLF line endings as the file has them', () => {
     const before = 'one\r\ntwo\r\nthree\r\nfour\r\n';
     const after = 'one\r\nTWO\r\nthree\r\nFOUR\r\n';
