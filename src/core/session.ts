@@ -895,7 +895,10 @@ export class ChatSession {
     const speculation = this.speculation;
     if (speculation?.id !== runId) throw new Error('That speculation is gone; its changes can no longer be dropped.');
     if (this.pendingAccept || this.promoted === speculation) throw new Error('This speculation is being accepted; its changes can no longer be dropped.');
-    return speculation.dropHunk(path, hunkId, this.options.toolContext.fs);
+    const dropped = await speculation.dropHunk(path, hunkId, this.options.toolContext.fs);
+    // Every change dropped: the file is left out whole, which the list and the turns then say.
+    if (dropped.dropped.length >= dropped.total) this.setExcluded(runId, path, true);
+    return dropped;
   }
 
   /** What the user dropped of run `runId` before Tab, per file. */

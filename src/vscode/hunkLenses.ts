@@ -75,7 +75,9 @@ export class SpeculationHunkLenses implements vscode.CodeLensProvider, vscode.Di
   async provideCodeLenses(document: vscode.TextDocument): Promise<vscode.CodeLens[]> {
     const target = hunkTarget(document.uri);
     const session = this.deps.session();
-    if (!target || !session || session.currentSpeculation?.id !== target.runId) return [];
+    const run = session?.currentSpeculation;
+    // While the run still writes, its changes are not final: the lenses come when it has finished.
+    if (!target || !session || run?.id !== target.runId || run.status === 'running') return [];
     let hunks: Hunk[];
     try {
       hunks = await session.speculationHunks(target.runId, target.path);

@@ -90,6 +90,17 @@ describe('followup: dropping hunks before Tab', function () {
     assert.equal(await exists(path.join(current.world.root, 'NOTES.md')), false);
   });
 
+  it('dropping every change of a file leaves the file out whole', async () => {
+    const { current, runId } = await finishedRun();
+    for (const hunk of await current.session.speculationHunks(runId, 'src/greet.ts')) await current.session.dropSpeculationHunk(runId, 'src/greet.ts', hunk.id);
+    assert.deepEqual(current.session.excludedFiles(runId), ['src/greet.ts']);
+    await current.session.acceptSuggestion('tab');
+    const [event] = accepted(current);
+    assert.deepEqual(event.excluded, ['src/greet.ts']);
+    assert.equal(event.droppedHunks, undefined, 'a file left out says so, not its drops');
+    assert.equal(await current.world.read('src/greet.ts'), GREET);
+  });
+
   it('words the note for several drops of one file', () => {
     const record = new HunkDropRecord();
     record.add('a.ts', { id: 'x', oldStart: 1, oldLines: ['a\n'], newStart: 1, newLines: ['b\n', 'c\n'] }, 3);
