@@ -63,7 +63,7 @@ export class SpeculationFileList {
           h('label', { for: id, class: 'spec-file-path', title: `${file.path} (${file.change})` }, file.path),
           h('span', { class: 'spec-file-change' }, file.change === 'created' ? 'new' : file.change === 'deleted' ? 'deleted' : ''),
           counts,
-          file.hunks ? h('span', { class: 'spec-file-hunks' }, `${file.hunks.kept} of ${file.hunks.total} changes kept`) : null,
+          file.hunks ? h('span', { class: 'spec-file-hunks', title: `${file.hunks.kept} of ${file.hunks.total} changes kept` }, `${file.hunks.kept} of ${file.hunks.total} changes kept`) : null,
           button(icon('diff'), () => this.actions.post({ type: 'previewChanges', path: file.path }), {
             class: 'icon-button small spec-file-diff',
             'aria-label': `Open the diff of ${file.path}`,
