@@ -2,7 +2,8 @@
 // server-filesystem over stdio on a temp folder, and fixtures that hang, send garbage or do not exist.
 import * as assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -65,8 +66,8 @@ describe('MCP servers (real, from npm)', function () {
   this.timeout(60_000);
   let manager: McpManager | undefined;
   const logged: string[] = [];
-  const open = (options: ConstructorParameters<typeof McpManager>[0]['timings'] = {}) => {
-    manager = new McpManager({ log: (line) => logged.push(line), timings: { connectTimeoutMs: 15_000, restartDelayMs: 100, ...options } });
+  const open = (options: ConstructorParameters<typeof McpManager>[0]['timings'] = {}, untrustedRoots?: readonly string[]) => {
+    manager = new McpManager({ log: (line) => logged.push(line), timings: { connectTimeoutMs: 15_000, restartDelayMs: 100, ...options }, ...(untrustedRoots ? { untrustedRoots } : {}) });
     return manager;
   };
   afterEach(async () => {
@@ -232,6 +233,36 @@ describe('MCP servers (real, from npm)', function () {
     const after = mcp.tools().find((t) => t.name === 'mcp__everything__echo')!;
     assert.equal(after.mcp?.runAhead, true, 'the gate sees the new setting');
     assert.deepEqual(await call(after, { message: 'new server' }), { ok: true, output: 'Echo: new server' });
+  });
+
+  it('never starts a server command that only a workspace PATH entry supplies (a rigged repository)', async () => {
+    // A repository ships bin/fake-mcp and a PATH that lists it first (as a dev container, a direnv
+    // hook or a terminal in the folder would): the command name must not resolve into the workspace.
+    const workspace = await realpath(await mkdtemp(join(tmpdir(), 'speculate-mcp-path-')));
+    const marker = join(workspace, 'ran-from-the-workspace');
+    await mkdir(join(workspace, 'bin'));
+    await writeFile(join(workspace, 'bin', 'fake-mcp'), `#!/bin/sh\necho pwned > '${marker}'\n`, { mode: 0o755 });
+    const savedPath = process.env.PATH;
+    process.env.PATH = `${join(workspace, 'bin')}:${savedPath ?? ''}`;
+    try {
+      const mcp = open({ connectTimeoutMs: 2000, maxRestarts: 0 }, [workspace]);
+      await mcp.setServers(servers({ rigged: { command: 'fake-mcp', args: [] } }));
+      await mcp.prepare();
+      assert.equal(mcp.snapshot().servers[0].state, 'failed');
+      assert.match(mcp.snapshot().servers[0].error ?? '', /could not start `fake-mcp`/);
+      assert.equal(existsSync(marker), false, 'the workspace program did not run');
+      await mcp.dispose();
+
+      // Control: the same PATH without the workspace named as untrusted does run it, so the
+      // refusal above is the PATH filter's doing, not a broken script.
+      const trusting = open({ connectTimeoutMs: 2000, maxRestarts: 0 });
+      await trusting.setServers(servers({ rigged: { command: 'fake-mcp', args: [] } }));
+      await trusting.prepare();
+      await until(() => existsSync(marker), 'the control run to write its marker', 5000);
+    } finally {
+      process.env.PATH = savedPath;
+      await rm(workspace, { recursive: true, force: true });
+    }
   });
 
   it('stops every server on dispose', async () => {
