@@ -27,6 +27,7 @@ import {
   type ToolCallRecord,
 } from './followup/speculation';
 import { forkRunnerFromQuery, generateSuggestion, type SuggestionResult } from './followup/suggestionGenerator';
+import { flushed } from './fs/pendingFlush';
 import type { LlmClient, Usage } from './llm/llmClient';
 import type { SpeculateStats } from './stats/speculateStats';
 import type { ToolContext } from './tools/types';
@@ -867,6 +868,9 @@ export class ChatSession {
     if (speculation) await speculation.abort();
     this.speculation = undefined;
     await this.recordingFs?.seal().catch(() => null);
+    // An accept's or undo's flush runs after its result is shown; closing the window right after Tab
+    // waits for it (VS Code awaits deactivate), so its redo log is gone, not left for recovery.
+    await flushed(this.options.toolContext.fs.root);
     this.listeners.clear();
   }
 

@@ -6,7 +6,9 @@ import * as path from 'node:path';
 import type { ToolMessage } from '../../../src/core/messages';
 import type { SessionEvent } from '../../../src/core/session';
 import { exists } from '../followup/overlayKit';
-import { treeSnapshot, waitUntil } from '../engine/engineKit';
+import { listBelow, treeSnapshot, waitUntil } from '../engine/engineKit';
+import { REDO_SUFFIX } from '../../../src/core/fs/redoLog';
+import { nodeCheckpointFs, type CheckpointFs } from '../../../src/core/checkpoints/checkpointFs';
 import { accepted, GREET, makeSession, runEnd, warmUpAndShow, type SessionWorld } from '../engine/sessionKit';
 
 const SUGGESTION = 'add farewell and a test';
@@ -46,8 +48,8 @@ describe('checkpoints: in the chat session', function () {
     s = undefined;
   });
 
-  async function acceptSuggestion(exclude: string[] = []): Promise<SessionWorld> {
-    const current = await makeSession(TURNS, { 'show me src/greet.ts': SUGGESTION }, { checkpoints: true });
+  async function acceptSuggestion(exclude: string[] = [], checkpointFs?: CheckpointFs): Promise<SessionWorld> {
+    const current = await makeSession(TURNS, { 'show me src/greet.ts': SUGGESTION }, { checkpoints: true, ...(checkpointFs ? { checkpointFs } : {}) });
     s = current;
     initial = await treeSnapshot(current.world.root);
     await warmUpAndShow(current, SUGGESTION);
@@ -77,6 +79,17 @@ describe('checkpoints: in the chat session', function () {
     assert.ok((await current.session.redoCheckpoint(event.checkpoint.id)).ok);
     assert.equal(await current.world.read('src/greet.ts'), FAREWELL);
     assert.equal(await current.world.read('test/greet.test.ts'), TEST);
+  });
+
+  it('closing the chat right after Tab waits for the accept\'s flush: its redo log is gone, not left for recovery', async () => {
+    // A disk whose fsyncs take a while: the flush is still running when the window closes.
+    const slowDisk: CheckpointFs = { ...nodeCheckpointFs, fsyncFile: async (file) => { await new Promise((resolve) => setTimeout(resolve, 150)); await nodeCheckpointFs.fsyncFile(file); } };
+    const current = await acceptSuggestion([], slowDisk);
+    assert.ok(accepted(current)[0].checkpoint);
+    await current.session.dispose();
+    const left = (await listBelow(path.join(current.world.parent, 'state'))).filter((file) => file.endsWith(REDO_SUFFIX));
+    assert.deepEqual(left, []);
+    assert.equal(await current.world.read('src/greet.ts'), FAREWELL);
   });
 
   it('a live turn that writes records its own checkpoint; one that only reads records none', async () => {

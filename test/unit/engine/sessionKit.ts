@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { CheckpointStore } from '../../../src/core/checkpoints';
+import type { CheckpointFs } from '../../../src/core/checkpoints/checkpointFs';
 import type { ApprovalAnswer, ApprovalRequest, PartialApproval } from '../../../src/core/chat/approvals';
 import { SUGGESTION_DELAY_MS } from '../../../src/core/followup/followupState';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
@@ -43,6 +44,8 @@ export async function makeSession(
     session?: Partial<ChatSessionOptions> | ((world: EngineWorld) => Partial<ChatSessionOptions>);
     /** Record checkpoints in a store under the world's temp folder. */
     checkpoints?: boolean;
+    /** The checkpoint store's file system (a slow or faulty one); node's by default. */
+    checkpointFs?: CheckpointFs;
     /** Where the workspace and the overlays live (a small disk). */
     layout?: WorldLayout;
   } = {},
@@ -52,7 +55,7 @@ export async function makeSession(
   const events: SessionEvent[] = [];
   const approvals: ApprovalRequest[] = [];
   const { services } = world;
-  const checkpoints = options.checkpoints ? await CheckpointStore.open({ stateDir: path.join(world.parent, 'state'), workspaceRoot: world.root }) : undefined;
+  const checkpoints = options.checkpoints ? await CheckpointStore.open({ stateDir: path.join(world.parent, 'state'), workspaceRoot: world.root, ...(options.checkpointFs ? { fs: options.checkpointFs } : {}) }) : undefined;
   const session = new ChatSession({
     llm: world.llm,
     config: {
