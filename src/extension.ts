@@ -2,16 +2,16 @@
 import * as vscode from 'vscode';
 import type { CheckpointStore } from './core/checkpoints';
 import { cleanupStaleOverlays } from './core/followup/overlayFs';
-import { ApiKeyStore } from './vscode/apiKeys';
-import { ChatFolder } from './vscode/chatFolder';
-import { ChatViewProvider } from './vscode/chatView';
-import { CHECKPOINT_SCHEME, CheckpointDocumentProvider, PROPOSED_SCHEME } from './vscode/checkpointDocuments';
+import { ApiKeyStore } from './vscode/setup/apiKeys';
+import { ChatFolder } from './vscode/chat/chatFolder';
+import { ChatViewProvider } from './vscode/chat/chatView';
+import { CHECKPOINT_SCHEME, CheckpointDocumentProvider, PROPOSED_SCHEME } from './vscode/checkpoints/checkpointDocuments';
 import { registerCommands } from './vscode/commands';
 import { SpeculateController } from './vscode/controller';
-import { registerDiffPreview } from './vscode/diffPreview';
-import { McpServers } from './vscode/mcpServers';
-import { SPECULATION_SCHEME, SpeculationFileSystemProvider } from './vscode/speculationFs';
-import { TabFocusModeMirror } from './vscode/tabFocusMode';
+import { registerDiffPreview } from './vscode/speculation/diffPreview';
+import { McpServers } from './vscode/mcp/mcpServers';
+import { SPECULATION_SCHEME, SpeculationFileSystemProvider } from './vscode/speculation/speculationFs';
+import { TabFocusModeMirror } from './vscode/chat/tabFocusMode';
 
 /** What activate() returns to the integration tests and the benchmarks' probe (in test mode only). */
 export interface SpeculateApi {

@@ -1,4 +1,4 @@
-// The one typed message protocol between the extension host (src/vscode/chatView.ts) and the chat
+// The one typed message protocol between the extension host (src/vscode/chat/chatView.ts) and the chat
 // webview (src/webview/); both sides import it. Runtime validators guard each direction.
 //
 // Conversation order (what the host sends, what it hears back):

@@ -1,11 +1,11 @@
 // Palette commands (category "Speculate"). Each one either works or says clearly what it needs.
 import * as vscode from 'vscode';
-import { keyChoices, originOf, type ApiKeyStore } from './apiKeys';
-import type { ChatViewProvider } from './chatView';
+import { keyChoices, originOf, type ApiKeyStore } from './setup/apiKeys';
+import type { ChatViewProvider } from './chat/chatView';
 import type { SpeculateController } from './controller';
-import { setUpEndpoint } from './providerSetup';
-import { updateSetting } from './settings';
-import type { TabFocusModeMirror } from './tabFocusMode';
+import { setUpEndpoint } from './setup/providerSetup';
+import { updateSetting } from './setup/settings';
+import type { TabFocusModeMirror } from './chat/tabFocusMode';
 
 export interface CommandServices {
   apiKeys: ApiKeyStore;

@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import type { HostToWebview } from '../../src/shared/protocol';
-import { LEGACY_SECRET } from '../../src/vscode/apiKeys';
+import { LEGACY_SECRET } from '../../src/vscode/setup/apiKeys';
 import { ScriptedServer } from '../fixtures/scriptedServer';
 import { speculateApi } from './api';
 import { clearUserSettings, poll, restoreWorkspaceSettingsFile, setUserSettings, until, writeWorkspaceSettingsFile } from './helpers';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { HistoryEntry, HostToWebview } from '../../src/shared/protocol';
-import { ChatHistory } from '../../src/vscode/chatHistory';
+import { ChatHistory } from '../../src/vscode/history/chatHistory';
 import { demoReply } from '../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../fixtures/scriptedServer';
 import { speculateApi } from './api';

@@ -11,7 +11,15 @@ import { join, posix, relative } from 'node:path';
 const BELOW: Record<string, readonly string[]> = {
   'extension.ts': ['vscode'],
   'cli.ts': ['cli'],
-  vscode: ['core/session.ts', 'core/workspaceServices.ts', 'core/chatStore', 'core/mcp', 'shared'],
+  // vscode/: controller.ts and commands.ts wire the rooms by feature below them.
+  vscode: ['vscode/chat', 'vscode/mcp'],
+  'vscode/chat': ['vscode/speculation', 'vscode/checkpoints', 'vscode/history', 'vscode/setup'],
+  'vscode/checkpoints': ['vscode/speculation', 'vscode/setup'],
+  'vscode/speculation': ['vscode/common'],
+  'vscode/history': ['vscode/common'],
+  'vscode/mcp': ['vscode/setup'],
+  'vscode/setup': ['vscode/common'],
+  'vscode/common': ['core/session.ts', 'core/workspaceServices.ts', 'core/chatStore', 'core/mcp', 'shared'],
   cli: ['core/session.ts', 'core/workspaceServices.ts', 'core/mcp'],
   webview: ['shared'],
   shared: [],
@@ -38,6 +46,7 @@ const BELOW: Record<string, readonly string[]> = {
 export function roomOf(fromSrc: string): string {
   const parts = fromSrc.split('/');
   if (parts[0] === 'core') return parts.length === 2 ? fromSrc : `core/${parts[1]}`;
+  if (parts[0] === 'vscode') return parts.length === 2 ? 'vscode' : `vscode/${parts[1]}`;
   return parts.length === 1 ? fromSrc : parts[0];
 }
 
@@ -92,6 +101,65 @@ export function findLayerViolations(files: readonly SourceFile[]): string[] {
   return violations;
 }
 
+/** The files of src/ each relative import names (a folder means its index.ts); type-only imports count too. */
+function importGraph(files: readonly SourceFile[]): Map<string, string[]> {
+  const known = new Set(files.map((f) => f.path));
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const targets = new Set<string>();
+    for (const match of file.text.matchAll(IMPORT_SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3] ?? match[4];
+      if (!specifier.startsWith('.')) continue;
+      const target = posix.normalize(posix.join(posix.dirname(file.path), specifier));
+      const resolved = [`${target}.ts`, `${target}/index.ts`, target].find((candidate) => known.has(candidate));
+      if (resolved && resolved !== file.path) targets.add(resolved);
+    }
+    graph.set(file.path, [...targets]);
+  }
+  return graph;
+}
+
+/**
+ * Every set of files that import each other round in a circle (Tarjan's strongly connected
+ * components of the import graph), each as a sentence: a circle means no file of it can be read,
+ * tested or moved without the others.
+ */
+export function findImportCircles(files: readonly SourceFile[]): string[] {
+  const graph = importGraph(files);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[] = [];
+  let counter = 0;
+  const visit = (node: string): void => {
+    index.set(node, counter);
+    low.set(node, counter);
+    counter++;
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1) circles.push(`these files import each other in a circle: ${component.sort().map((f) => `src/${f}`).join(', ')}`);
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return circles;
+}
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = join(dir, name);
@@ -144,6 +212,33 @@ describe('layering', () => {
       { path: 'webview/main.ts', text: `import { readFile } from 'node:fs';` },
     ]);
     assert.equal(found.length, 3, found.join('\n'));
+  });
+
+  it('has no import circle between the files of src/', () => {
+    assert.deepEqual(findImportCircles(readSources()), []);
+  });
+
+  it('names the files of an import circle, also one closed by a type-only import or a folder index', () => {
+    const found = findImportCircles([
+      { path: 'vscode/chat/chatPresenter.ts', text: `import { SpeculationPreviewRelay } from '../speculation/speculationPreview';` },
+      { path: 'vscode/speculation/speculationPreview.ts', text: `import type { ChatPresenter } from '../chat/chatPresenter';` },
+      { path: 'core/checkpoints/index.ts', text: `export { CheckpointStore } from './store';` },
+      { path: 'core/checkpoints/store.ts', text: `import { prune } from './prune';` },
+      { path: 'core/checkpoints/prune.ts', text: `import type { Store } from '.';` },
+      { path: 'core/fs/paths.ts', text: `import { x } from './paths';` },
+    ]);
+    assert.equal(found.length, 2, found.join('\n'));
+    assert.match(found.join('\n'), /src\/vscode\/chat\/chatPresenter\.ts, src\/vscode\/speculation\/speculationPreview\.ts/);
+    assert.match(found.join('\n'), /src\/core\/checkpoints\/index\.ts, src\/core\/checkpoints\/prune\.ts, src\/core\/checkpoints\/store\.ts/);
+  });
+
+  it('names a feature room of vscode/ that imports the chat presenter above it', () => {
+    const found = findLayerViolations([
+      { path: 'vscode/speculation/speculationPreview.ts', text: `import type { ChatPresenter } from '../chat/chatPresenter';` },
+      { path: 'vscode/setup/settings.ts', text: `import { McpServers } from '../mcp/mcpServers';` },
+    ]);
+    assert.equal(found.length, 2, found.join('\n'));
+    assert.match(found[0], /\(vscode\/chat\), but vscode\/speculation may import only: /);
   });
 
   it('rejects a file in a room the table does not know', () => {

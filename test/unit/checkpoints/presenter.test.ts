@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import type { CheckpointSummary } from '../../../src/core/checkpoints';
 import type { HostToWebview, TranscriptItem } from '../../../src/shared/protocol';
-import { ChatPresenter } from '../../../src/vscode/chatPresenter';
+import { ChatPresenter } from '../../../src/vscode/chat/chatPresenter';
 
 function presenter() {
   const posted: HostToWebview[] = [];

@@ -1,6 +1,6 @@
 // Keys per endpoint origin over a SecretStorage fake, and moving the single key of earlier versions.
 import * as assert from 'node:assert/strict';
-import { ApiKeyStore, keyChoices, LEGACY_SECRET, originOf, type SecretStore } from '../../../src/vscode/apiKeys';
+import { ApiKeyStore, keyChoices, LEGACY_SECRET, originOf, type SecretStore } from '../../../src/vscode/setup/apiKeys';
 
 class MemorySecrets implements SecretStore {
   readonly values = new Map<string, string>();

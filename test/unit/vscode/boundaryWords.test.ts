@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type { ToolCallRecord } from '../../../src/core/followup/speculation';
 import type { Boundary } from '../../../src/core/followup/speculationToolGate';
-import { boundarySentence, spokenSentence } from '../../../src/vscode/boundaryWords';
+import { boundarySentence, spokenSentence } from '../../../src/vscode/speculation/boundaryWords';
 
 function call(name: string, args: Record<string, unknown>): ToolCallRecord {
   return { index: 0, id: 'c', name, args, rawArgs: JSON.stringify(args), summary: '', decision: 'boundary', executed: false, ok: null, result: null };

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { HostToWebview } from '../../../src/shared/protocol';
-import { ChatPresenter, approvalDetail, speculationStatusOf } from '../../../src/vscode/chatPresenter';
+import { ChatPresenter, approvalDetail, speculationStatusOf } from '../../../src/vscode/chat/chatPresenter';
 
 function presenter() {
   const posted: HostToWebview[] = [];

@@ -3,8 +3,8 @@
 // user in an error.
 import * as assert from 'node:assert/strict';
 import { LlmError, type ChatRequest } from '../../../src/core/llm/llmClient';
-import { resolveEndpoint, SettingsLlmClient, type Endpoint } from '../../../src/vscode/endpoint';
-import type { SpeculateSettings } from '../../../src/vscode/settings';
+import { resolveEndpoint, SettingsLlmClient, type Endpoint } from '../../../src/vscode/setup/endpoint';
+import type { SpeculateSettings } from '../../../src/vscode/setup/settings';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
 
 const KEY = 'sk-canary-endpoint-0123456789';

@@ -1,6 +1,6 @@
 // The `@` list's ranking: what a person typing a few letters of a file name expects to see first.
 import * as assert from 'node:assert/strict';
-import { fuzzyScore, rankPaths } from '../../../src/vscode/fuzzyMatch';
+import { fuzzyScore, rankPaths } from '../../../src/vscode/chat/fuzzyMatch';
 
 const PATHS = ['src/greet.ts', 'src/webview/main.ts', 'test/greet.test.ts', 'README.md', 'src/core/chat/conversation.ts', 'docs/guide/getting-started.md'];
 

@@ -1,6 +1,6 @@
 // VS Code's settings dialect: comments and trailing commas, and strings that only look like them.
 import * as assert from 'node:assert/strict';
-import { parseJsonc } from '../../../src/vscode/jsonc';
+import { parseJsonc } from '../../../src/vscode/setup/jsonc';
 
 describe('parseJsonc', () => {
   it('reads comments and trailing commas as VS Code does', () => {

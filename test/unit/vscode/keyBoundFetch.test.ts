@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { CrossOriginRedirectError, keyBoundFetch } from '../../../src/vscode/keyBoundFetch';
+import { CrossOriginRedirectError, keyBoundFetch } from '../../../src/vscode/setup/keyBoundFetch';
 
 interface Seen {
   method: string;

@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { USER_ONLY_SETTINGS } from '../../../src/vscode/settingPolicy';
+import { USER_ONLY_SETTINGS } from '../../../src/vscode/setup/settingPolicy';
 
 interface Manifest {
   capabilities?: { untrustedWorkspaces?: { supported?: unknown; restrictedConfigurations?: string[] } };
@@ -30,7 +30,7 @@ describe('package.json: settings a workspace cannot use against the user', () =>
     assert.deepEqual(
       unclassified,
       [],
-      'a new speculate.* setting needs a decision: scope "application" plus an entry in USER_ONLY_SETTINGS (src/vscode/settingPolicy.ts) ' +
+      'a new speculate.* setting needs a decision: scope "application" plus an entry in USER_ONLY_SETTINGS (src/vscode/setup/settingPolicy.ts) ' +
         'when it decides what runs without asking or where data and keys go, else an entry in capabilities.untrustedWorkspaces.restrictedConfigurations',
     );
     for (const key of restricted) assert.ok(key in properties, `${key} is restricted but not contributed`);

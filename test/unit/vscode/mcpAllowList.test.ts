@@ -6,8 +6,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { McpManager, parseMcpConfigText, parseMcpServers, type McpConfigParse } from '../../../src/core/mcp';
-import { definitionHash, MCP_ALLOWED_KEY, planMcpServers, serverDetail, serverTarget, USER_MCP_SOURCE, WorkspaceServerAllowList, type AllowListStore } from '../../../src/vscode/mcpAllowList';
-import { mcpServersView } from '../../../src/vscode/mcpServersView';
+import { definitionHash, MCP_ALLOWED_KEY, planMcpServers, serverDetail, serverTarget, USER_MCP_SOURCE, WorkspaceServerAllowList, type AllowListStore } from '../../../src/vscode/mcp/mcpAllowList';
+import { mcpServersView } from '../../../src/vscode/mcp/mcpServersView';
 
 /** globalState as VS Code keeps it: JSON in, JSON out. */
 class MemoryStore implements AllowListStore {

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_MCP_JSON_BYTES, readWorkspaceMcpFile } from '../../../src/vscode/mcpWorkspaceFile';
+import { MAX_MCP_JSON_BYTES, readWorkspaceMcpFile } from '../../../src/vscode/mcp/mcpWorkspaceFile';
 
 describe('MCP servers of a workspace: reading .vscode/mcp.json', () => {
   let root: string;

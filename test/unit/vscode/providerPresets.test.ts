@@ -3,7 +3,7 @@
 import * as assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { baseUrlProblem, normalizeBaseUrl, PROVIDER_PRESETS, presetById, presetForUrl, presetUrl } from '../../../src/vscode/providerPresets';
+import { baseUrlProblem, normalizeBaseUrl, PROVIDER_PRESETS, presetById, presetForUrl, presetUrl } from '../../../src/vscode/setup/providerPresets';
 
 describe('provider presets', () => {
   it('offers the providers the walkthrough names, custom last', () => {

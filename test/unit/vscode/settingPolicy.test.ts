@@ -10,7 +10,7 @@ import {
   userOnlyKeysIn,
   userOnlyKeysInspectSees,
   userValue,
-} from '../../../src/vscode/settingPolicy';
+} from '../../../src/vscode/setup/settingPolicy';
 
 const asBoolean = (value: unknown): boolean => (typeof value === 'boolean' ? value : true);
 const asCount = (value: unknown): number => (typeof value === 'number' ? value : 20);

@@ -5,8 +5,8 @@ import * as assert from 'node:assert/strict';
 import type { HostToWebview } from '../../../src/shared/protocol';
 import type { ChatSession } from '../../../src/core/session';
 import type { WorkspaceFs } from '../../../src/core/fs/workspaceFs';
-import { ChatPresenter } from '../../../src/vscode/chatPresenter';
-import { SpeculationReview } from '../../../src/vscode/speculationReview';
+import { ChatPresenter } from '../../../src/vscode/chat/chatPresenter';
+import { SpeculationReview } from '../../../src/vscode/speculation/speculationReview';
 
 const DEBOUNCE_WAIT_MS = 200;
 const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,8 +3,8 @@
 import * as assert from 'node:assert/strict';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { HostToWebview, SpeculationPreview, TranscriptItem } from '../../../src/shared/protocol';
-import { ChatPresenter, itemsFromMessages } from '../../../src/vscode/chatPresenter';
-import { acceptRevealed } from '../../../src/vscode/speculationPreview';
+import { ChatPresenter, itemsFromMessages } from '../../../src/vscode/chat/chatPresenter';
+import { acceptRevealed } from '../../../src/vscode/speculation/speculationPreview';
 import type { ScriptedReply } from '../../fixtures/scriptedServer';
 import { MODEL, waitUntil } from '../engine/engineKit';
 import { GREET, makeSession, warmUpAndShow, type SessionWorld } from '../engine/sessionKit';
