@@ -2,7 +2,7 @@
 // text comes from) gives the exact bytes it would write, and the diff opens beside the chat without
 // taking the focus.
 import * as vscode from 'vscode';
-import type { ApprovalRequest, PartialApproval } from '../../core/chat/approvals';
+import type { ApprovalAnswer, ApprovalPrompter, ApprovalRequest, PartialApproval } from '../../core/chat/approvals';
 import { applyHunks, describeHunk, partialEditNote, splitHunks, textForHunks, type Hunk } from '../../core/checkpoints/hunks';
 import type { WorkspaceServices } from '../../core/workspaceServices';
 import { PROPOSED_SCHEME, proposedUri, type CheckpointDocumentProvider } from '../checkpoints/checkpointDocuments';
@@ -31,6 +31,25 @@ export interface ApprovalDiffDeps {
   workspace(): vscode.Uri | undefined;
   documents: CheckpointDocumentProvider;
   log(line: string): void;
+}
+
+/**
+ * The chat's approvals with an edit's diff beside the chat while the question is open; allowed with
+ * changes dropped in the diff, the kept ones are written and the model is told.
+ */
+export function approvalWithDiff(chat: { request(request: ApprovalRequest): Promise<ApprovalAnswer> }, diffs: ApprovalDiffs): ApprovalPrompter {
+  return {
+    request: async (request) => {
+      const diff = diffs.open(request).catch(() => undefined);
+      try {
+        const answer = await chat.request(request);
+        const partial = answer === 'deny' ? undefined : (await diff)?.partial();
+        return partial ? { answer: 'allow' as const, partial } : answer;
+      } finally {
+        void diff.then((handle) => handle?.close());
+      }
+    },
+  };
 }
 
 export class ApprovalDiffs implements vscode.CodeLensProvider {

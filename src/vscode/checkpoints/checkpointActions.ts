@@ -3,7 +3,8 @@
 import * as vscode from 'vscode';
 import type { RestoreConflict, RestorePlan } from '../../core/checkpoints';
 import type { ChatSession } from '../../core/session';
-import type { TranscriptItem, UndoConflictResolution, UndoDirection } from '../../shared/protocol';
+import type { TranscriptItem, UndoConflictResolution, UndoDirection, WebviewToHost } from '../../shared/protocol';
+import { messageTypeGuard, unhandledMessage } from '../common/unhandledMessage';
 import { checkpointUri } from './checkpointDocuments';
 import { openCheckpointChanges } from './checkpointChanges';
 import { EMPTY_SCHEME } from '../speculation/diffPreview';
@@ -39,11 +40,29 @@ interface PendingQuestion {
   done: (answers: Map<string, UndoConflictResolution>) => void;
 }
 
+/** The webview's messages this room answers. */
+const CHECKPOINT_MESSAGE_TYPES = ['checkpointAction', 'restoreTo', 'undoConflictChoice'] as const;
+export type CheckpointMessage = Extract<WebviewToHost, { type: (typeof CHECKPOINT_MESSAGE_TYPES)[number] }>;
+export const isCheckpointMessage = messageTypeGuard<CheckpointMessage>(CHECKPOINT_MESSAGE_TYPES);
+
 export class CheckpointActions {
   private readonly questions = new Map<string, PendingQuestion>();
   private busy = false;
 
   constructor(private readonly deps: CheckpointActionsDeps) {}
+
+  handle(message: CheckpointMessage): Promise<void> {
+    switch (message.type) {
+      case 'checkpointAction':
+        return this.act(message.checkpointId, message.action);
+      case 'restoreTo':
+        return this.restoreTo(message.turnEndId);
+      case 'undoConflictChoice':
+        return this.choose(message.conflictId, message.path, message.choice);
+      default:
+        return unhandledMessage(message, 'checkpoints room');
+    }
+  }
 
   private tell(message: string): void {
     void vscode.window.showInformationMessage(`Speculate: ${message}`);

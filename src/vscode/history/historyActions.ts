@@ -1,10 +1,12 @@
 // The history view's actions on the host: list and search, open (the running chat stops first and
 // stays in the history), rename and delete, and New Chat, which keeps the old chat in the history.
+import * as vscode from 'vscode';
 import type { StoredChat } from '../../core/chatStore/chatRecord';
 import type { ChatSession } from '../../core/session';
 import type { ChatMessage } from '../../core/messages';
 import type { UsageSnapshot } from '../../core/usage/usageLedger';
-import type { HostToWebview } from '../../shared/protocol';
+import type { HostToWebview, WebviewToHost } from '../../shared/protocol';
+import { messageTypeGuard, unhandledMessage } from '../common/unhandledMessage';
 import type { ChatHistory } from './chatHistory';
 
 /** The chat's side of the history actions: the presenter implements it. */
@@ -30,10 +32,30 @@ export interface HistoryActionsDeps {
 
 const IDLE_WAIT_MS = 5_000;
 
+/** The webview's messages this room answers. */
+const HISTORY_MESSAGE_TYPES = ['historyQuery', 'historyOpen', 'historyRename', 'historyDelete'] as const;
+export type HistoryMessage = Extract<WebviewToHost, { type: (typeof HISTORY_MESSAGE_TYPES)[number] }>;
+export const isHistoryMessage = messageTypeGuard<HistoryMessage>(HISTORY_MESSAGE_TYPES);
+
 export class HistoryActions {
   private lastQuery = '';
 
   constructor(private readonly deps: HistoryActionsDeps) {}
+
+  handle(message: HistoryMessage): Promise<void> {
+    switch (message.type) {
+      case 'historyQuery':
+        return this.list(message.query);
+      case 'historyOpen':
+        return this.open(message.id);
+      case 'historyRename':
+        return this.rename(message.id, message.title);
+      case 'historyDelete':
+        return this.delete(message.id);
+      default:
+        return unhandledMessage(message, 'history room');
+    }
+  }
 
   async list(query: string): Promise<void> {
     this.lastQuery = query;
@@ -68,6 +90,20 @@ export class HistoryActions {
   }
 
   /** Puts a stored chat on screen and in the session (also after a reload). */
+  /** After a reload: the chat that was open comes back as it was (nothing of a speculation does). */
+  async restoreOpenChat(session: ChatSession): Promise<void> {
+    try {
+      const chat = await this.deps.history.restoreOpenChat();
+      if (chat) await this.show(session, chat);
+    } catch (error) {
+      this.deps.log(`restoring the open chat failed: ${String(error)}`);
+    }
+    for (const notice of this.deps.history.takeNotices()) {
+      this.deps.presenter.notice(notice);
+      void vscode.window.showWarningMessage(`Speculate: ${notice}`);
+    }
+  }
+
   async show(session: ChatSession, chat: StoredChat): Promise<void> {
     const result = await session.openChat(chat);
     this.deps.onChatSwitched();

@@ -2,7 +2,7 @@
 // settings.ts so the endpoint and trust settings and these can change without touching each other.
 import * as vscode from 'vscode';
 import { parsePriceTable, type PriceTable } from '../../core/usage/prices';
-import { restrictedValue, userValue } from '../setup/settingPolicy';
+import { restrictedValue, userValue } from './settingPolicy';
 
 export interface ChatSettingsValues {
   /** speculate.history.maxSizeMB in bytes. */
