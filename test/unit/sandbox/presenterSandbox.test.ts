@@ -2,7 +2,7 @@
 // records, and from the progress of a run in the foreground.
 import * as assert from 'node:assert/strict';
 import type { ToolCallRecord } from '../../../src/core/followup/speculation';
-import { itemsFromMessages } from '../../../src/vscode/chat/chatPresenter';
+import { itemsFromMessages } from '../../../src/vscode/chat/transcriptItems';
 
 describe('presenter: sandboxed tool cards', () => {
   it('an accepted run\'s sandboxed call shows that it ran ahead and what it changed', () => {

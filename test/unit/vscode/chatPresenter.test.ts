@@ -3,7 +3,9 @@
 import * as assert from 'node:assert/strict';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { HostToWebview } from '../../../src/shared/protocol';
-import { ChatPresenter, approvalDetail, speculationStatusOf } from '../../../src/vscode/chat/chatPresenter';
+import { ChatPresenter } from '../../../src/vscode/chat/chatPresenter';
+import { approvalDetail } from '../../../src/vscode/chat/approvalText';
+import { speculationStatusOf } from '../../../src/vscode/speculation/speculationStatus';
 
 function presenter() {
   const posted: HostToWebview[] = [];

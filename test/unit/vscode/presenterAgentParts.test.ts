@@ -2,7 +2,8 @@
 // the plan as the detail of exit_plan_mode's approval, and the context a turn used said once.
 import * as assert from 'node:assert/strict';
 import type { HostToWebview } from '../../../src/shared/protocol';
-import { ChatPresenter, approvalDetail } from '../../../src/vscode/chat/chatPresenter';
+import { ChatPresenter } from '../../../src/vscode/chat/chatPresenter';
+import { approvalDetail } from '../../../src/vscode/chat/approvalText';
 
 function presenter() {
   const posted: HostToWebview[] = [];

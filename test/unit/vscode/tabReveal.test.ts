@@ -3,7 +3,8 @@
 import * as assert from 'node:assert/strict';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import type { HostToWebview, SpeculationPreview, TranscriptItem } from '../../../src/shared/protocol';
-import { ChatPresenter, itemsFromMessages } from '../../../src/vscode/chat/chatPresenter';
+import { ChatPresenter } from '../../../src/vscode/chat/chatPresenter';
+import { itemsFromMessages } from '../../../src/vscode/chat/transcriptItems';
 import { acceptRevealed } from '../../../src/vscode/speculation/speculationPreview';
 import type { ScriptedReply } from '../../fixtures/scriptedServer';
 import { MODEL, waitUntil } from '../engine/engineKit';
