@@ -3,7 +3,7 @@
 import { APPROVAL_MODES, type ApprovalMode } from '../core/chat/approvals';
 import { UsageError } from './usage';
 
-export interface OptionSpec {
+export interface CliOptionSpec {
   /** Options that take a value. */
   valued: readonly string[];
   /** Options that stand alone (`--accept`). */
@@ -17,7 +17,7 @@ export interface ParsedOptions {
   flags: ReadonlySet<string>;
 }
 
-export function parseOptions(argv: readonly string[], spec: OptionSpec): ParsedOptions {
+export function parseOptions(argv: readonly string[], spec: CliOptionSpec): ParsedOptions {
   const valued = new Set(spec.valued);
   const known = new Set(spec.flags ?? []);
   const values = new Map<string, string>();

@@ -47,3 +47,8 @@ export function button(
 export function isScrolledToEnd(scroller: HTMLElement): boolean {
   return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 32;
 }
+
+/** An id usable inside an element id (host ids are free text). */
+export function cssId(id: string): string {
+  return id.replace(/[^A-Za-z0-9_-]/g, '_');
+}

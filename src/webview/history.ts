@@ -4,7 +4,8 @@ import type { HistoryEntry, WebviewToHost } from '../shared/protocol';
 import { button, h } from './dom';
 import { icon } from './icons';
 
-export interface HistoryActions {
+/** What the history view needs of the chat page around it. */
+export interface HistoryViewHost {
   post(message: WebviewToHost): void;
   announce(text: string): void;
   /** The history closed: the input gets the focus back. */
@@ -34,7 +35,7 @@ export class HistoryView {
   private searchTimer: number | undefined;
   private query = '';
 
-  constructor(private readonly actions: HistoryActions) {
+  constructor(private readonly actions: HistoryViewHost) {
     this.search = h('input', { type: 'search', class: 'field history-search', placeholder: 'Search chats', 'aria-label': 'Search chats' });
     this.list = h('ul', { class: 'history-list', 'aria-label': 'Past chats' });
     this.empty = h('p', { class: 'history-empty', hidden: true }, 'No chats yet.');

@@ -1,6 +1,6 @@
 // The chat input: an auto-growing textarea with the suggestion as ghost text laid exactly where
 // typed text would be (a mirror behind the transparent textarea), Tab to accept, → to edit.
-import type { AcceptMethod, ChatSettings, DismissReason, ModelInfo, Suggestion, WebviewToHost } from '../shared/protocol';
+import type { AcceptGesture, ChatSettings, DismissReason, ModelInfo, Suggestion, WebviewToHost } from '../shared/protocol';
 import { button, h } from './dom';
 import { icon } from './icons';
 
@@ -13,7 +13,7 @@ export interface ComposerActions {
    * Accepts by revealing the suggestion's finished result, already rendered: returns the suggestion
    * to show next, or null when there is nothing to reveal (the host is then asked to accept).
    */
-  revealAccepted?(suggestion: Suggestion, method: AcceptMethod): { next: Suggestion | null } | null;
+  revealAccepted?(suggestion: Suggestion, method: AcceptGesture): { next: Suggestion | null } | null;
   /** Ids of the context chips that go with the next message (mentions.ts). */
   attachments?(): string[];
   /** A message was sent (its chips went with it). */
@@ -193,7 +193,7 @@ export class Composer {
       : '';
   }
 
-  private accept(method: AcceptMethod): void {
+  private accept(method: AcceptGesture): void {
     const suggestion = this.suggestion;
     if (!suggestion) return;
     const now = performance.now();

@@ -1,6 +1,6 @@
 // Entry of the chat webview bundle: builds the page inside #app, relays user actions to the host
 // and applies the host's messages (validated first; anything malformed is ignored).
-import { parseHostMessage, type ChatSettings, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatus, type Suggestion } from '../shared/protocol';
+import { parseHostMessage, type ChatSettings, type ChatSnapshot, type HostToWebview, type ModelInfo, type SpeculationStatusView, type Suggestion } from '../shared/protocol';
 import { ChatHeader } from './chatHeader';
 import { Announcer } from './announcer';
 import { button, h, isScrolledToEnd } from './dom';
@@ -113,8 +113,8 @@ function start(app: HTMLElement): void {
   // The folder the chat works on leads the header (shown only with several folders open).
   header.element.prepend(folderHeader.element);
 
-  let lastSpeculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
-  const showSpeculation = (next: SpeculationStatus): void => {
+  let lastSpeculation: SpeculationStatusView = { state: 'idle', toolCalls: 0, filesWritten: [] };
+  const showSpeculation = (next: SpeculationStatusView): void => {
     lastSpeculation = next;
     status.update(next, composer.currentSuggestion?.id);
     speculationFiles.follow({ ...next, state: status.state });

@@ -1,7 +1,7 @@
 // Two pieces of the transcript for issue 26: the plan card that exit_plan_mode's approval shows
 // (the plan as Markdown, "Approve and switch to auto-edit" / "Keep planning"), and the folded list
 // of a sub-agent's steps inside the agent tool's card.
-import type { ApprovalDecision } from '../shared/protocol';
+import type { ApprovalChoice } from '../shared/protocol';
 import { button, h } from './dom';
 import { icon } from './icons';
 import { renderMarkdown } from './markdown';
@@ -18,7 +18,7 @@ export interface PlanCard {
 }
 
 /** The plan card in place of the usual approval: approving is "allow", keep planning is "deny". */
-export function renderPlanCard(id: string, plan: string, answer: (decision: ApprovalDecision) => void, copy: (text: string) => void): PlanCard {
+export function renderPlanCard(id: string, plan: string, answer: (decision: ApprovalChoice) => void, copy: (text: string) => void): PlanCard {
   const titleId = `plan-title-${id.replace(/[^A-Za-z0-9_-]/g, '_')}`;
   const allow = button('Approve and switch to auto-edit', () => answer('allow'), {
     class: 'button primary',
@@ -42,7 +42,7 @@ export function renderPlanCard(id: string, plan: string, answer: (decision: Appr
 }
 
 /** What the card says once answered. */
-export function planDecisionText(decision: ApprovalDecision): string {
+export function planDecisionText(decision: ApprovalChoice): string {
   return decision === 'deny' ? 'Kept planning' : 'Approved: this chat now runs in auto-edit';
 }
 

@@ -1,6 +1,6 @@
 // The running suggestion's speculated turns, rendered off-screen as the host sends them, so that Tab
 // only has to reveal them: the result is on screen in the key's own frame, marked until the host answers.
-import type { AcceptMethod, RevealOutcome, SpeculationPreview, Suggestion, TranscriptItem, WebviewToHost } from '../shared/protocol';
+import type { AcceptGesture, RevealOutcome, SpeculationPreview, Suggestion, TranscriptItem, WebviewToHost } from '../shared/protocol';
 import { h } from './dom';
 import { icon } from './icons';
 import { Transcript } from './transcript';
@@ -86,7 +86,7 @@ export class SpeculatedBlock {
    * the suggestion to show next (the pipelined one, when known), or null when there was nothing to
    * reveal and the host must be asked the usual way.
    */
-  reveal(suggestion: Suggestion, method: AcceptMethod): { next: Suggestion | null } | null {
+  reveal(suggestion: Suggestion, method: AcceptGesture): { next: Suggestion | null } | null {
     const preview = this.preview;
     if (!preview || !preview.final || preview.suggestionId !== suggestion.id || this.revealed || this.rendered === 0) return null;
     const block = this.transcript.adopt(this.stage);

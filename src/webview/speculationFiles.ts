@@ -1,6 +1,6 @@
 // Review before Tab: the files the speculation on screen would change, with +/− line counts; each
 // opens as a diff, and each can be left out of the accept (Tab then applies the rest).
-import type { SpeculationFiles, SpeculationStatus, WebviewToHost } from '../shared/protocol';
+import type { SpeculationFiles, SpeculationStatusView, WebviewToHost } from '../shared/protocol';
 import { button, h } from './dom';
 import { icon } from './icons';
 
@@ -9,12 +9,12 @@ export interface SpeculationFilesActions {
   announce(text: string): void;
 }
 
-const SHOWN_STATES = new Set<SpeculationStatus['state']>(['running', 'ready', 'boundary']);
+const SHOWN_STATES = new Set<SpeculationStatusView['state']>(['running', 'ready', 'boundary']);
 
 export class SpeculationFileList {
   readonly element: HTMLElement;
   private files: SpeculationFiles | null = null;
-  private state: SpeculationStatus['state'] = 'idle';
+  private state: SpeculationStatusView['state'] = 'idle';
   private open = true;
 
   constructor(private readonly actions: SpeculationFilesActions) {
@@ -28,7 +28,7 @@ export class SpeculationFileList {
   }
 
   /** The status line's state: the list shows only while there is a run to accept. */
-  follow(status: SpeculationStatus): void {
+  follow(status: SpeculationStatusView): void {
     this.state = status.state;
     this.render();
   }

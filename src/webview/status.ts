@@ -1,6 +1,6 @@
 // The compact speculation status line above the input: running ahead, ready for Tab, stopped at
 // a boundary (in the host's words) or quietly failed; with "Preview changes" when files were written.
-import type { SpeculationStatus, WebviewToHost } from '../shared/protocol';
+import type { SpeculationStatusView, WebviewToHost } from '../shared/protocol';
 import { button, h } from './dom';
 import { icon } from './icons';
 import { renderInlineMarkdown } from './markdown';
@@ -10,11 +10,11 @@ export interface StatusActions {
   announce(text: string): void;
 }
 
-const IDLE: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
+const IDLE: SpeculationStatusView = { state: 'idle', toolCalls: 0, filesWritten: [] };
 
 export class SpeculationStatusLine {
   readonly element: HTMLElement;
-  private status: SpeculationStatus = IDLE;
+  private status: SpeculationStatusView = IDLE;
   private acceptKey = 'Tab';
 
   constructor(private readonly actions: StatusActions) {
@@ -28,7 +28,7 @@ export class SpeculationStatusLine {
     this.render();
   }
 
-  get state(): SpeculationStatus['state'] {
+  get state(): SpeculationStatusView['state'] {
     return this.status.state;
   }
 
@@ -36,7 +36,7 @@ export class SpeculationStatusLine {
    * Shows `status` if it belongs to the suggestion on screen (`suggestionId` undefined = no
    * suggestion shown). A status for another suggestion is stale and hides the line.
    */
-  update(status: SpeculationStatus, suggestionId: string | undefined): void {
+  update(status: SpeculationStatusView, suggestionId: string | undefined): void {
     // A failure without a suggestion says running ahead does not work at all: it stands on its own.
     const standalone = status.state === 'failed' && status.suggestionId === undefined;
     const stale = !standalone && status.state !== 'idle' && (suggestionId === undefined || (status.suggestionId !== undefined && status.suggestionId !== suggestionId));

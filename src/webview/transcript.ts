@@ -2,25 +2,25 @@
 // approvals, errors with Retry and the buttons that fix them, notices and conflict choices. Only the streaming message re-renders.
 import type {
   AttachmentView,
-  ApprovalDecision,
+  ApprovalChoice,
   ChatAction,
   ConflictFile,
   ConflictResolution,
   NoticeTone,
-  ToolCallStatus,
   ToolCallView,
   TranscriptItem,
   WebviewToHost,
 } from '../shared/protocol';
-import { append, button, h, isScrolledToEnd, srOnly } from './dom';
+import { button, h, isScrolledToEnd } from './dom';
 import { icon, type IconName } from './icons';
 import { renderMarkdown } from './markdown';
-import { PLAN_TOOL, planDecisionText, renderPlanCard, renderProgressFold } from './planCard';
+import { PLAN_TOOL, planDecisionText, renderPlanCard } from './planCard';
+import { approvalDecisionText, renderApprovalCard } from './approvalCard';
+import { ConflictBlocks } from './conflictBlock';
+import { chatActionMessage, renderErrorBlock } from './errorBlock';
+import { renderToolCall } from './toolCallCard';
 import { attachmentChips, responseActions, userMessageActions } from './messageActions';
 
-
-/** The icon on an error's action button. */
-const ACTION_ICONS: Record<ChatAction['action'], IconName> = { setApiKey: 'key', selectModel: 'sparkle', openUserSettings: 'gear', manageTrust: 'shield', runLive: 'send', setUpEndpoint: 'bolt' };
 
 export interface TranscriptActions {
   post(message: WebviewToHost): void;
@@ -56,45 +56,6 @@ interface ApprovalEntry {
   tool: string;
 }
 
-interface ConflictEntry {
-  rows: Map<string, { row: HTMLElement; actions: HTMLElement; outcome: HTMLElement; file: ConflictFile }>;
-}
-
-/** Results up to this many lines and characters show unfolded; longer ones fold. */
-const SHORT_RESULT_LINES = 4;
-const SHORT_RESULT_CHARS = 320;
-
-const STATUS_TEXT: Record<ToolCallStatus, string> = {
-  running: 'Running',
-  ok: 'Done',
-  error: 'Failed',
-  denied: 'Denied',
-  refused: 'Not allowed in this approval mode',
-  cancelled: 'Cancelled',
-  'pending-approval': 'Waiting for your approval',
-};
-
-const STATUS_ICON: Record<ToolCallStatus, IconName> = {
-  running: 'spinner',
-  ok: 'ok',
-  error: 'error',
-  denied: 'denied',
-  refused: 'denied',
-  cancelled: 'denied',
-  'pending-approval': 'pending',
-};
-
-const DECISION_TEXT: Record<ApprovalDecision, string> = {
-  allow: 'Allowed',
-  deny: 'Denied',
-  always: 'Allowed (won’t ask again in this chat)',
-};
-
-const RESOLUTION_TEXT: Record<ConflictResolution, string> = {
-  overwrite: 'Overwritten with Speculate’s version',
-  'keep-mine': 'Kept your version',
-};
-
 export class Transcript {
   /** The scrolling container; main.ts places it. */
   readonly element: HTMLElement;
@@ -103,7 +64,7 @@ export class Transcript {
   private readonly assistants = new Map<string, AssistantEntry>();
   private readonly groups = new Map<string, GroupEntry>();
   private readonly approvals = new Map<string, ApprovalEntry>();
-  private readonly conflictSets = new Map<string, ConflictEntry>();
+  private readonly conflictBlocks: ConflictBlocks;
   /** Renders hidden, for a later adopt(): no scrolling, and `element` is not the scroller. */
   private readonly offscreen: boolean;
   /** The last answer's article: only it offers Regenerate. */
@@ -115,6 +76,7 @@ export class Transcript {
     options: { offscreen?: boolean } = {},
   ) {
     this.offscreen = options.offscreen === true;
+    this.conflictBlocks = new ConflictBlocks(actions);
     this.items = h('div', { class: 'transcript-items' });
     this.element = this.offscreen
       ? h('div', { class: 'transcript-offscreen', hidden: true, 'aria-hidden': 'true' }, this.items)
@@ -141,21 +103,20 @@ export class Transcript {
       assistants: [...staged.assistants],
       groups: [...staged.groups],
       approvals: [...staged.approvals],
-      conflictSets: [...staged.conflictSets],
     };
+    let conflictIds: string[] = [];
     this.mutate(() => {
       this.items.append(...elements);
+      conflictIds = this.conflictBlocks.takeFrom(staged.conflictBlocks);
       for (const [id, entry] of moved.assistants) this.assistants.set(id, entry);
       for (const [id, entry] of moved.groups) this.groups.set(id, entry);
       for (const [id, entry] of moved.approvals) this.approvals.set(id, entry);
-      for (const [id, entry] of moved.conflictSets) this.conflictSets.set(id, entry);
       // What comes next joins the block's last response, as after appended items.
       this.response = staged.response;
     });
     staged.assistants.clear();
     staged.groups.clear();
     staged.approvals.clear();
-    staged.conflictSets.clear();
     staged.response = null;
     const remove = (): void => {
       this.mutate(() => {
@@ -164,7 +125,7 @@ export class Transcript {
         for (const [id] of moved.assistants) this.assistants.delete(id);
         for (const [id] of moved.groups) this.groups.delete(id);
         for (const [id] of moved.approvals) this.approvals.delete(id);
-        for (const [id] of moved.conflictSets) this.conflictSets.delete(id);
+        this.conflictBlocks.forget(conflictIds);
       });
     };
     return { elements, remove };
@@ -181,7 +142,7 @@ export class Transcript {
     this.assistants.clear();
     this.groups.clear();
     this.approvals.clear();
-    this.conflictSets.clear();
+    this.conflictBlocks.clear();
     this.response = null;
     this.latestResponse = null;
     this.items.replaceChildren();
@@ -282,7 +243,7 @@ export class Transcript {
       }
       for (const [key, entry] of this.groups) if (!entry.element.isConnected) this.groups.delete(key);
       for (const [key, entry] of this.approvals) if (!entry.element.isConnected) this.approvals.delete(key);
-      for (const [key, entry] of this.conflictSets) if (![...entry.rows.values()].some((r) => r.row.isConnected)) this.conflictSets.delete(key);
+      this.conflictBlocks.pruneDisconnected();
     });
   }
 
@@ -376,8 +337,7 @@ export class Transcript {
 
   approvalRequest(id: string, tool: string, summary: string, detail: string, takeFocus = true): void {
     if (this.approvals.has(id)) return;
-    const titleId = `approval-title-${cssId(id)}`;
-    const answer = (decision: ApprovalDecision): void => {
+    const answer = (decision: ApprovalChoice): void => {
       if (!this.approvals.get(id)?.actions.isConnected) return;
       this.actions.post({ type: 'approvalAnswer', id, decision });
       this.approvalResolved(id, decision);
@@ -393,24 +353,7 @@ export class Transcript {
       }
       return;
     }
-    const allow = button('Allow', () => answer('allow'), { class: 'button primary', 'data-decision': 'allow' });
-    const always = button('Always allow', () => answer('always'), {
-      class: 'button secondary',
-      'data-decision': 'always',
-      title: `Allow ${tool} without asking again in this chat`,
-    });
-    const deny = button('Deny', () => answer('deny'), { class: 'button secondary', 'data-decision': 'deny' });
-    const actions = h('div', { class: 'approval-actions' }, allow, always, deny);
-    const outcome = h('div', { class: 'approval-outcome', hidden: true });
-    const element = h(
-      'div',
-      { class: 'approval pending', 'data-id': id, role: 'group', 'aria-labelledby': titleId },
-      h('div', { class: 'approval-title', id: titleId }, icon('shield'), h('span', {}, 'Allow ', h('code', {}, tool), '?')),
-      summary ? h('div', { class: 'approval-summary' }, summary) : null,
-      detail && detail !== summary ? h('pre', { class: 'approval-detail', tabindex: '0' }, detail) : null,
-      actions,
-      outcome,
-    );
+    const { element, actions, outcome, allow } = renderApprovalCard(id, tool, summary, detail, answer);
     this.approvals.set(id, { element, actions, outcome, allow, tool });
     this.mutate(() => this.responseParts(false).appendChild(element));
     if (takeFocus) {
@@ -419,7 +362,7 @@ export class Transcript {
     }
   }
 
-  approvalResolved(id: string, decision: ApprovalDecision): void {
+  approvalResolved(id: string, decision: ApprovalChoice): void {
     const entry = this.approvals.get(id);
     if (!entry || !entry.actions.isConnected) return;
     const hadFocus = entry.actions.contains(document.activeElement);
@@ -427,46 +370,16 @@ export class Transcript {
     entry.element.classList.remove('pending');
     entry.element.classList.add(`decided-${decision}`);
     entry.outcome.hidden = false;
-    entry.outcome.replaceChildren(icon(decision === 'deny' ? 'denied' : 'check'), h('span', {}, entry.tool === PLAN_TOOL ? planDecisionText(decision) : DECISION_TEXT[decision]));
+    entry.outcome.replaceChildren(icon(decision === 'deny' ? 'denied' : 'check'), h('span', {}, entry.tool === PLAN_TOOL ? planDecisionText(decision) : approvalDecisionText(decision)));
     if (hadFocus) this.actions.focusInput();
   }
 
   error(id: string, message: string, retryable: boolean, actions: readonly ChatAction[] = []): void {
-    this.mutate(() => {
-      const buttons = h('div', { class: 'error-actions' });
-      // The fix first (Set API Key, Select Model, Open Settings), Retry last: retrying before
-      // fixing the cause would fail the same way. The host maps each action to a fixed command.
-      for (const action of actions) {
-        buttons.appendChild(
-          button(h('span', { class: 'button-label' }, icon(ACTION_ICONS[action.action]), action.label), () => this.postAction(action), {
-            class: `button secondary error-action action-${action.action}`,
-          }),
-        );
-      }
-      if (retryable) {
-        const retry = button(
-          h('span', { class: 'button-label' }, icon('retry'), 'Retry'),
-          () => {
-            retry.setAttribute('disabled', '');
-            this.actions.post({ type: 'retry', errorId: id });
-          },
-          { class: 'button secondary retry' },
-        );
-        buttons.appendChild(retry);
-      }
-      const block = h(
-        'div',
-        { class: 'error-block', 'data-id': id, role: 'alert' },
-        icon('error', 'error-icon'),
-        h('div', { class: 'error-message' }, srOnly('Error: '), message),
-        buttons.childElementCount > 0 ? buttons : null,
-      );
-      this.responseParts(false).appendChild(block);
-    });
+    this.mutate(() => this.responseParts(false).appendChild(renderErrorBlock(id, message, retryable, actions, (m) => this.actions.post(m))));
   }
 
   private postAction(action: ChatAction): void {
-    this.actions.post({ type: 'chatAction', action: action.action, ...(action.setting ? { setting: action.setting } : {}) });
+    this.actions.post(chatActionMessage(action));
   }
 
   notice(id: string, text: string, tone: NoticeTone = 'info', actions: ChatAction[] = []): void {
@@ -496,78 +409,14 @@ export class Transcript {
   }
 
   conflicts(id: string, files: ConflictFile[]): void {
-    if (this.conflictSets.has(id)) return;
-    const entry: ConflictEntry = { rows: new Map() };
-    this.conflictSets.set(id, entry);
-    const titleId = `conflicts-title-${cssId(id)}`;
-    const list = h('ul', { class: 'conflict-files' });
-    for (const file of files) {
-      const actions = h('div', { class: 'conflict-actions' });
-      const outcome = h('span', { class: 'conflict-outcome', hidden: true });
-      const choose = (choice: 'open-diff' | ConflictResolution): void => {
-        this.actions.post({ type: 'conflictChoice', conflictId: id, path: file.path, choice });
-        if (choice !== 'open-diff') {
-          this.conflictResolved(id, file.path, choice);
-          this.focusNextConflict(id);
-        }
-      };
-      actions.append(
-        button(h('span', { class: 'button-label' }, icon('diff'), 'Open diff'), () => choose('open-diff'), {
-          class: 'button secondary',
-          'data-choice': 'open-diff',
-          title: `Compare your ${file.path} with Speculate's version`,
-        }),
-        button('Overwrite', () => choose('overwrite'), {
-          class: 'button secondary resolve',
-          'data-choice': 'overwrite',
-          title: `Replace your ${file.path} with Speculate's version`,
-        }),
-        button('Keep mine', () => choose('keep-mine'), {
-          class: 'button secondary resolve',
-          'data-choice': 'keep-mine',
-          title: `Keep your ${file.path} and drop Speculate's change to it`,
-        }),
-      );
-      const row = h(
-        'li',
-        { class: 'conflict-file', 'data-path': file.path },
-        h('div', { class: 'conflict-head' }, h('a', { href: '#', class: 'link file', 'data-path': file.path }, file.path), h('span', { class: 'conflict-reason' }, file.reason)),
-        actions,
-        outcome,
-      );
-      entry.rows.set(file.path, { row, actions, outcome, file });
-      list.appendChild(row);
-    }
-    const count = files.length === 1 ? '1 file changed' : `${files.length} files changed`;
-    const block = h(
-      'div',
-      { class: 'conflicts', 'data-id': id, role: 'group', 'aria-labelledby': titleId },
-      h('div', { class: 'conflicts-title', id: titleId }, icon('warning'), h('span', {}, `${count} while Speculate was working`)),
-      h('p', { class: 'conflicts-hint' }, 'Nothing was overwritten. Choose which version to keep for each file.'),
-      list,
-    );
-    this.mutate(() => this.responseParts(false).appendChild(block));
-    for (const file of files) if (file.resolution) this.conflictResolved(id, file.path, file.resolution);
-    this.actions.announce(`${count} while Speculate was working. Choose which version to keep.`);
-    if (!this.actions.isTyping()) this.focusNextConflict(id);
+    const block = this.conflictBlocks.render(id, files);
+    if (!block) return;
+    this.mutate(() => this.responseParts(false).appendChild(block.element));
+    block.shown();
   }
 
   conflictResolved(id: string, path: string, resolution: ConflictResolution): void {
-    const row = this.conflictSets.get(id)?.rows.get(path);
-    if (!row) return;
-    row.file.resolution = resolution;
-    row.row.classList.add('resolved');
-    for (const resolve of row.actions.querySelectorAll('.resolve')) resolve.remove();
-    row.outcome.hidden = false;
-    row.outcome.replaceChildren(icon('check'), h('span', {}, RESOLUTION_TEXT[resolution]));
-  }
-
-  private focusNextConflict(id: string): void {
-    const entry = this.conflictSets.get(id);
-    const next = entry && [...entry.rows.values()].find((r) => !r.file.resolution);
-    const target = next?.actions.querySelector<HTMLButtonElement>('button');
-    if (target) target.focus();
-    else if (entry && entry.rows.size > 0 && document.activeElement === document.body) this.actions.focusInput();
+    this.conflictBlocks.resolved(id, path, resolution);
   }
 
   private renderAssistant(entry: AssistantEntry): void {
@@ -635,52 +484,4 @@ export class Transcript {
     this.welcome.hidden = !empty;
     this.element.classList.toggle('empty', empty);
   }
-}
-
-/** "Ran ahead in the sandbox", and each path it changed as a link to its diff (through speculation:). */
-function renderSandboxNote(sandbox: NonNullable<ToolCallView['sandbox']>, openDiff: (path: string) => void): HTMLElement {
-  const where = sandbox.writable ? 'Ran ahead in the sandbox' : 'Ran in the sandbox (workspace read-only, no network)';
-  const note = h('div', { class: 'tool-sandbox' }, icon('shield'), h('span', {}, where));
-  if (!sandbox.writable) return note;
-  if (sandbox.changed.length === 0) {
-    note.append(h('span', { class: 'tool-sandbox-none' }, ' · changed no file'));
-    return note;
-  }
-  const files = h('span', { class: 'tool-sandbox-files' }, ' · changed ');
-  sandbox.changed.forEach((path, index) => {
-    if (index > 0) files.append(', ');
-    files.append(button(path, () => openDiff(path), { class: 'link-button tool-sandbox-file', title: `Show the change to ${path}`, 'data-path': path }));
-  });
-  note.append(files);
-  return note;
-}
-
-function renderToolCall(call: ToolCallView, openDiff: (path: string) => void): HTMLElement {
-  const status = h('span', { class: 'tool-status' }, icon(STATUS_ICON[call.status], call.status === 'running' ? 'spin' : ''), srOnly(`${STATUS_TEXT[call.status]}: `));
-  const head = h(
-    'div',
-    { class: 'tool-head' },
-    status,
-    h('span', { class: 'tool-name' }, call.tool),
-    call.summary ? h('span', { class: 'tool-summary', title: call.summary }, call.summary) : null,
-  );
-  const row = h('li', { class: `tool-call status-${call.status}`, 'data-call-id': call.callId, 'data-status': call.status }, head);
-  if (call.sandbox) append(row, renderSandboxNote(call.sandbox, openDiff));
-  if (call.progress && call.progress.length > 0) append(row, renderProgressFold(call.progress, call.status === 'running'));
-  const result = call.result ?? '';
-  if (result.trim() !== '') {
-    const lines = result.replace(/\n+$/, '').split('\n');
-    const pre = h('pre', { class: 'tool-result', tabindex: '0' }, result.replace(/\n+$/, ''));
-    if (lines.length <= SHORT_RESULT_LINES && result.length <= SHORT_RESULT_CHARS) append(row, pre);
-    else {
-      const label = call.status === 'error' ? 'Error output' : 'Output';
-      append(row, h('details', { class: 'tool-fold' }, h('summary', {}, icon('chevron', 'fold-chevron'), `${label} · ${lines.length} lines`), pre));
-    }
-  }
-  return row;
-}
-
-/** An id usable inside an element id (host ids are free text). */
-function cssId(id: string): string {
-  return id.replace(/[^A-Za-z0-9_-]/g, '_');
 }

@@ -1,7 +1,7 @@
 // The approval cards of the chat (the session's ApprovalPrompter): a question per tool call that needs
 // the user's word, the call's card marked while it waits, the answer recorded on the card.
 import type { ApprovalAnswer, ApprovalRequest } from '../../core/chat/approvals';
-import type { ApprovalDecision } from '../../shared/protocol';
+import type { ApprovalChoice } from '../../shared/protocol';
 import { approvalDetail } from './approvalText';
 import type { TranscriptModel } from './transcriptModel';
 
@@ -20,7 +20,7 @@ export class ApprovalCards {
     return new Promise<ApprovalAnswer>((resolve) => {
       const settle = (answer: ApprovalAnswer) => {
         if (!this.waiting.delete(id)) return;
-        const decision: ApprovalDecision = answer === 'allow_always' ? 'always' : answer;
+        const decision: ApprovalChoice = answer === 'allow_always' ? 'always' : answer;
         const item = model.find('approval', id);
         if (item) item.decision = decision;
         model.setCallStatus(request.callId, answer === 'deny' ? 'denied' : 'running');
@@ -32,7 +32,7 @@ export class ApprovalCards {
     });
   }
 
-  answer(id: string, decision: ApprovalDecision): void {
+  answer(id: string, decision: ApprovalChoice): void {
     this.waiting.get(id)?.(decision === 'always' ? 'allow_always' : decision);
   }
 

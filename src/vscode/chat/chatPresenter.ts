@@ -11,7 +11,7 @@ import type { PriceTable } from '../../core/usage/prices';
 import type { UsageSnapshot } from '../../core/usage/usageLedger';
 import type { ErrorAction } from '../../core/llm/llmClient';
 import type {
-  ApprovalDecision,
+  ApprovalChoice,
   ChatAction,
   ChatActionId,
   ChatSettings,
@@ -21,7 +21,7 @@ import type {
   HostToWebview,
   ModelInfo,
   NoticeTone,
-  SpeculationStatus,
+  SpeculationStatusView,
   SpeculationFiles,
   TranscriptItem,
   UndoConflictResolution,
@@ -78,7 +78,7 @@ export class ChatPresenter implements ApprovalPrompter, RevealHost, SpeculationF
   private pinned: TranscriptItem[] = [];
   private busy = false;
   private suggestion: { id: string; text: string } | null = null;
-  private speculation: SpeculationStatus = { state: 'idle', toolCalls: 0, filesWritten: [] };
+  private speculation: SpeculationStatusView = { state: 'idle', toolCalls: 0, filesWritten: [] };
   /** The context line above a turn: instructions, memory, skills (said when it changes). */
   private readonly contextLine = new ContextLine((text, extras) => this.notice(text, extras));
   private readonly approvals: ApprovalCards;
@@ -260,7 +260,7 @@ export class ChatPresenter implements ApprovalPrompter, RevealHost, SpeculationF
     return this.approvals.request(request);
   }
 
-  answerApproval(id: string, decision: ApprovalDecision): void {
+  answerApproval(id: string, decision: ApprovalChoice): void {
     this.approvals.answer(id, decision);
   }
 

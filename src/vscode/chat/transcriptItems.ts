@@ -4,14 +4,14 @@ import type { ToolCallStatus as CoreToolStatus } from '../../core/chat/events';
 import { userTextOf } from '../../core/context/attachments';
 import type { ToolCallRecord } from '../../core/followup/speculation';
 import type { ChatMessage } from '../../core/messages';
-import type { ToolCallStatus, ToolCallView, TranscriptItem } from '../../shared/protocol';
+import type { ToolCallStatusView, ToolCallView, TranscriptItem } from '../../shared/protocol';
 
 const MAX_RESULT_CHARS = 20_000;
 export function clip(text: string): string {
   return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n… (${text.length - MAX_RESULT_CHARS} more characters)` : text;
 }
 
-export function viewStatus(status: CoreToolStatus): ToolCallStatus {
+export function viewStatus(status: CoreToolStatus): ToolCallStatusView {
   // The webview shows every core status; the two lists are kept equal on purpose.
   return status;
 }

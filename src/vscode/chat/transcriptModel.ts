@@ -1,7 +1,7 @@
 // The chat's transcript as the host keeps it, and the turn that is streaming into it: the open
 // assistant message, the open tool group and its calls' updates, each change posted to the webview
 // as it is made so the picture a reloaded webview gets in `init` is exactly the one on screen.
-import type { HostToWebview, ToolCallStatus, ToolCallView, TranscriptItem } from '../../shared/protocol';
+import type { HostToWebview, ToolCallStatusView, ToolCallView, TranscriptItem } from '../../shared/protocol';
 
 /** Steps of a sub-agent kept on its card. */
 const MAX_PROGRESS_LINES = 50;
@@ -116,7 +116,7 @@ export class TranscriptModel {
     this.post({ type: 'toolCallUpdate', groupId: found.group.id, call: found.group.calls[found.index] });
   }
 
-  setCallStatus(callId: string, status: ToolCallStatus): void {
+  setCallStatus(callId: string, status: ToolCallStatusView): void {
     const found = this.findCall(callId);
     if (!found) return;
     found.group.calls[found.index] = { ...found.group.calls[found.index], status };

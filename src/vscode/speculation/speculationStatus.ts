@@ -1,11 +1,11 @@
 // The speculation's status line for the chat: words for every state (why it stopped, in the user's
 // words), counts of what it ran and wrote, never overlay paths. Pure (no vscode import).
 import type { SpeculationSnapshot } from '../../core/followup/speculation';
-import type { SpeculationStatus } from '../../shared/protocol';
+import type { SpeculationStatusView } from '../../shared/protocol';
 import { boundarySentence } from './boundaryWords';
 
 /** The speculation status line: words for every state, never overlay paths. */
-export function speculationStatusOf(snapshot: SpeculationSnapshot | null, suggestionId?: string): SpeculationStatus {
+export function speculationStatusOf(snapshot: SpeculationSnapshot | null, suggestionId?: string): SpeculationStatusView {
   if (!snapshot) return { state: 'idle', toolCalls: 0, filesWritten: [] };
   const base = {
     toolCalls: snapshot.toolCalls.filter((call) => call.executed).length,
