@@ -2,13 +2,11 @@
 // the chat (session/liveChat.ts), the follow-up life cycle (followup/followupDriver.ts) and undo
 // (session/sessionCheckpoints.ts). It orders what they do together and publishes their events; the
 // UI (VS Code or CLI) only calls its methods.
-import type { ApprovalMode, ApprovalPrompter } from './chat/approvals';
+import type { ApprovalMode } from './chat/approvals';
 import type { TurnOutcome } from './chat/events';
-import type { ToolRegistry } from './chat/toolRegistry';
 import type { CheckpointStore, RestoreOutcome, RestorePlan } from './checkpoints';
 import type { Hunk } from './checkpoints/hunks';
 import { replaceUserText, type Attachment } from './context/attachments';
-import type { TurnContextProvider } from './context/turnContext';
 import type { ConflictChoice } from './followup/acceptance';
 import { FollowupDriver } from './followup/followupDriver';
 import type { AcceptMethod, FollowupClock } from './followup/followupState';
@@ -16,41 +14,20 @@ import type { CacheSafeParams } from './followup/forkedQuery';
 import type { DroppedHunks } from './followup/hunkDrops';
 import type { SpeculationOverlay, SpeculationSnapshot } from './followup/speculation';
 import { flushed } from './fs/pendingFlush';
-import type { LlmClient } from './llm/llmClient';
 import type { ChatMessage } from './messages';
-import { LiveChat } from './session/liveChat';
+import { LiveChat, type LiveChatOptions } from './session/liveChat';
 import { SessionCheckpoints, type HunkUndoOutcome } from './session/sessionCheckpoints';
 import type { SessionConfig, SessionEvent } from './session/sessionEvents';
 import type { SpeculateStats } from './stats/speculateStats';
-import type { ToolContext } from './tools/types';
 import type { UsageSnapshot } from './usage/usageLedger';
 
 export type { ConflictChoice } from './followup/acceptance';
 export type { HunkUndoOutcome } from './session/sessionCheckpoints';
 export type { ChatPoint, SessionConfig, SessionEvent } from './session/sessionEvents';
 
-export interface ChatSessionOptions {
-  llm: LlmClient;
-  config: SessionConfig;
-  systemPrompt: string;
-  tools: ToolRegistry;
-  /** Ports for tools: fs is the real workspace; the session sets signals. */
-  toolContext: ToolContext;
-  prompter: ApprovalPrompter;
-  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
+/** The chat's own options (session/liveChat.ts: llm, config, prompt, tools, approvals, context, checkpoints) and the follow-up's. */
+export interface ChatSessionOptions extends Omit<LiveChatOptions, 'emit' | 'onTurnCompleted' | 'log'> {
   createOverlay: () => Promise<SpeculationOverlay>;
-  /**
-   * The project's instructions, memory and skills for each live turn: the system prompt is rebuilt
-   * from it before every turn (so an edited AGENTS.md counts at once); forks replay what was sent.
-   */
-  turnContext?: TurnContextProvider;
-  /** Why this chat may not leave plan mode (Restricted Mode), or undefined when it may. */
-  planExitBlocked?: () => string | undefined;
-  /**
-   * Where each accept and each turn that changes files records its checkpoint (what undoes it).
-   * Without it nothing is recorded (tests of other things).
-   */
-  checkpoints?: CheckpointStore;
   clock?: FollowupClock;
   stats?: SpeculateStats;
   log?: (line: string) => void;

@@ -23,11 +23,21 @@ export interface LiveChatOptions {
   config: SessionConfig;
   systemPrompt: string;
   tools: ToolRegistry;
+  /** Ports for tools: fs is the real workspace; the session sets signals. */
   toolContext: ToolContext;
   prompter: ApprovalPrompter;
   classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
+  /**
+   * The project's instructions, memory and skills for each live turn: the system prompt is rebuilt
+   * from it before every turn (so an edited AGENTS.md counts at once); forks replay what was sent.
+   */
   turnContext?: TurnContextProvider;
+  /** Why this chat may not leave plan mode (Restricted Mode), or undefined when it may. */
   planExitBlocked?: () => string | undefined;
+  /**
+   * Where each accept and each turn that changes files records its checkpoint (what undoes it).
+   * Without it nothing is recorded (tests of other things).
+   */
   checkpoints?: CheckpointStore;
   emit: (event: SessionEvent) => void;
   /** A live turn ended as a completed one: the next prompt may be predicted. */
