@@ -219,8 +219,8 @@ export class ChatSession {
   }
 
   /** The user's "run it live" on a refused accept's notice: the request runs as a normal turn now. */
-  async runRefusedLive(): Promise<TurnOutcome | undefined> {
-    return (await this.followup.runRefusedLive()) as TurnOutcome | undefined;
+  runRefusedLive(): Promise<TurnOutcome | undefined> {
+    return this.followup.runRefusedLive();
   }
 
   /** Palette "Discard" on a pending conflict or a ready run: nothing is applied. */

@@ -2,6 +2,7 @@
 // changed since), a running one promoted to the foreground, a refused or failed one run live (or
 // offered), and what follows an accept — the turns injected, the boundary continued, the next suggestion.
 import type { CheckpointStore } from '../checkpoints';
+import type { TurnOutcome } from '../chat/events';
 import { SpeculationAcceptance, type AcceptedRun, type AcceptStep, type ConflictChoice } from './acceptance';
 import type { FollowedChat, FollowupEvent, FollowupStats } from './followupPorts';
 import type { Speculation } from './speculation';
@@ -13,7 +14,7 @@ export interface AcceptFlowOptions {
   checkpoints?: CheckpointStore;
   stats?: FollowupStats;
   /** Tab without a usable speculation: the suggestion is sent as the user's message. */
-  submit: (text: string) => Promise<unknown>;
+  submit: (text: string) => Promise<TurnOutcome | undefined>;
   /** The files the user left out of the run's accept. */
   excludedFiles: (runId: string) => string[];
   /** The run is no longer the driver's current one. */
@@ -133,7 +134,7 @@ export class AcceptFlow {
   }
 
   /** The user's "run it live" on a refused accept's notice: the request runs as a normal turn now. */
-  async runRefusedLive(): Promise<unknown> {
+  async runRefusedLive(): Promise<TurnOutcome | undefined> {
     const refused = this.refused;
     if (!refused || this.options.chat.busy || this.pending) return undefined;
     this.refused = undefined;

@@ -2,6 +2,7 @@
 // predicted and shown, its speculation runs ahead while it is shown, and Tab accepts it (applied,
 // promoted to the foreground, or run live); typing, a new turn or a setting aborts it.
 import type { CheckpointStore } from '../checkpoints';
+import type { TurnOutcome } from '../chat/events';
 import type { ToolRegistry } from '../chat/toolRegistry';
 import type { LlmClient } from '../llm/llmClient';
 import type { ToolContext } from '../tools/types';
@@ -27,7 +28,7 @@ export interface FollowupDriverOptions {
   chat: FollowedChat;
   emit: (event: FollowupEvent) => void;
   /** Tab on a suggestion without a usable speculation: it is sent as the user's message. */
-  submit: (text: string) => Promise<unknown>;
+  submit: (text: string) => Promise<TurnOutcome | undefined>;
   log: (line: string) => void;
 }
 
@@ -271,7 +272,7 @@ export class FollowupDriver {
   }
 
   /** The user's "run it live" on a refused accept's notice. */
-  runRefusedLive(): Promise<unknown> {
+  runRefusedLive(): Promise<TurnOutcome | undefined> {
     return this.accept.runRefusedLive();
   }
 
