@@ -3,7 +3,7 @@
 // record refers to are collected after a grace period (another process may be writing its record).
 import * as path from 'node:path';
 import { blobsOf, type CheckpointRecord } from './record';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 
 export interface PruneLimits {
   /** Checkpoints older than this go (0 or less: no age limit). */
@@ -25,12 +25,12 @@ export const DEFAULT_PRUNE_LIMITS: PruneLimits = { maxAgeMs: 30 * 24 * 60 * 60 *
 /** A blob or temp younger than this is never collected: its record may still be on its way. */
 export const COLLECT_GRACE_MS = 60 * 60 * 1000;
 
-async function journaled(store: CheckpointStore): Promise<Set<string>> {
+async function journaled(store: StoreFiles): Promise<Set<string>> {
   const names = await store.fs.readdir(store.journalsDir);
   return new Set(names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -'.json'.length)));
 }
 
-export async function pruneCheckpoints(store: CheckpointStore, limits: PruneLimits): Promise<PruneReport> {
+export async function pruneCheckpoints(store: StoreFiles, limits: PruneLimits): Promise<PruneReport> {
   const now = store.now();
   const bytesBefore = await store.sizeOnDisk();
   const records = await store.records();

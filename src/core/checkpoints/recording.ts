@@ -5,7 +5,7 @@ import { forEachLimited } from '../fs/pool';
 import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
 import { isAtOrBelow, missingParents, placementProblem } from './placement';
 import { newCheckpointId, summaryOf, type CheckpointFile, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 
 export interface CaptureRequest {
   /** Workspace-relative path, as placed by the caller. */
@@ -73,7 +73,7 @@ export class CheckpointRecording {
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly store: CheckpointStore,
+    private readonly store: StoreFiles,
     origin: CheckpointOrigin,
   ) {
     const now = store.now();
@@ -222,7 +222,7 @@ export class CheckpointRecording {
 }
 
 /** The state of a path right now; undefined for something that is not a file (a folder, a symlink). */
-export async function currentState(store: CheckpointStore, relative: string): Promise<FileState | undefined> {
+export async function currentState(store: StoreFiles, relative: string): Promise<FileState | undefined> {
   const absolute = toAbsolute(store.root, relative);
   const info = await store.fs.lstat(absolute);
   if (!info) return ABSENT;
@@ -235,7 +235,7 @@ export async function currentState(store: CheckpointStore, relative: string): Pr
  * fills unknown after-states from the disk, drops paths that did not change, keeps only folders
  * that new files still need. Writes it as 'applied', or removes it when nothing is left.
  */
-export async function completeRecord(store: CheckpointStore, record: CheckpointRecord, applied: Set<string> | undefined): Promise<CheckpointRecord | undefined> {
+export async function completeRecord(store: StoreFiles, record: CheckpointRecord, applied: Set<string> | undefined): Promise<CheckpointRecord | undefined> {
   const files: CheckpointFile[] = [];
   for (const file of record.files) {
     if (applied && !applied.has(file.path)) continue;

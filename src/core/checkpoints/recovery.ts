@@ -3,7 +3,7 @@
 import { completeRecord } from './recording';
 import { parseJournal, journalPath } from './restoreJournal';
 import { recoverJournal, type JournalRecovery } from './restore';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 import { recoverRedoLogs, type AcceptLogRecovery } from './redoRecovery';
 
 export interface CheckpointRecoveryReport {
@@ -17,7 +17,7 @@ export interface CheckpointRecoveryReport {
 }
 
 /** Call after the overlay housekeeping (an interrupted accept is rolled forward first). */
-export async function recoverCheckpoints(store: CheckpointStore): Promise<CheckpointRecoveryReport> {
+export async function recoverCheckpoints(store: StoreFiles): Promise<CheckpointRecoveryReport> {
   const report: CheckpointRecoveryReport = { journals: [], accepts: [], recordings: [], failures: [] };
   // Redo logs first: an accept's log restores its checkpoint's record, which the recordings below finish.
   const logs = await recoverRedoLogs(store);

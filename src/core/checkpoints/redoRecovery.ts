@@ -6,7 +6,7 @@ import { recoverRedoLog } from '../fs/redoRecovery';
 import { isSha256 } from './fileState';
 import { isPlainCheckpointId, parseRecord, type CheckpointRecord } from './record';
 import { recoverRestoreLog, type JournalRecovery } from './restore';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 
 /** A log with no whole header younger than this may still be being written by a process starting up. */
 const FRESH_LOG_MS = 60_000;
@@ -28,7 +28,7 @@ interface AcceptCheckpointMeta {
 }
 
 /** Puts the checkpoint an accept's log carries back on disk (durably) unless a fuller record is there. */
-async function restoreCheckpoint(store: CheckpointStore, meta: unknown, body: Buffer): Promise<void> {
+async function restoreCheckpoint(store: StoreFiles, meta: unknown, body: Buffer): Promise<void> {
   const m = meta as Partial<AcceptCheckpointMeta> | undefined;
   const record = m?.checkpoint?.record;
   const blobs = m?.checkpoint?.blobs;
@@ -51,7 +51,7 @@ async function restoreCheckpoint(store: CheckpointStore, meta: unknown, body: Bu
  * Every redo log of a dead process (or torn, and old enough) in the store's journals folder: accept
  * logs come back as AcceptLogRecovery, undo logs as JournalRecovery. Failures are said in words.
  */
-export async function recoverRedoLogs(store: CheckpointStore): Promise<{ accepts: AcceptLogRecovery[]; journals: JournalRecovery[]; failures: string[] }> {
+export async function recoverRedoLogs(store: StoreFiles): Promise<{ accepts: AcceptLogRecovery[]; journals: JournalRecovery[]; failures: string[] }> {
   const accepts: AcceptLogRecovery[] = [];
   const journals: JournalRecovery[] = [];
   const failures: string[] = [];

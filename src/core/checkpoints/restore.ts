@@ -17,7 +17,7 @@ import {
   type RestoreJournal,
   type RestoreStep,
 } from './restoreJournal';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 import { flushed, trackFlush } from '../fs/pendingFlush';
 import { decodeRedoLog, encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, type RedoPlan, type RedoStep } from '../fs/redoLog';
 import { fsyncFolderIfThere, recoverRedoLog } from '../fs/redoRecovery';
@@ -134,7 +134,7 @@ function forced(options: RestoreOptions, file: string): boolean {
  * the bytes to put back are read here (a missing or damaged copy is 'unavailable'), in the same
  * look at the file, instead of a second pass.
  */
-async function evaluate(store: CheckpointStore, pass: PlacementPass, item: Item, direction: Direction, force: boolean, readTarget: boolean): Promise<Evaluated | 'already' | RestoreConflict> {
+async function evaluate(store: StoreFiles, pass: PlacementPass, item: Item, direction: Direction, force: boolean, readTarget: boolean): Promise<Evaluated | 'already' | RestoreConflict> {
   const absolute = toAbsolute(store.root, item.path);
   const seen = await store.fs.lstat(absolute);
   const problem = await pass.problem(item.path, seen);
@@ -163,7 +163,7 @@ async function evaluate(store: CheckpointStore, pass: PlacementPass, item: Item,
   return { item, current, data, seen, missing, targetData };
 }
 
-async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, direction: Direction, options: RestoreOptions, readTarget = false) {
+async function evaluateAll(store: StoreFiles, record: CheckpointRecord, direction: Direction, options: RestoreOptions, readTarget = false) {
   const items = itemsOf(record, direction);
   if (!Array.isArray(items)) return items;
   const steps: Evaluated[] = [];
@@ -187,7 +187,7 @@ async function evaluateAll(store: CheckpointStore, record: CheckpointRecord, dir
 }
 
 /** What an undo (or redo) would do right now, without changing anything. */
-export async function planRestore(store: CheckpointStore, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestorePlan> {
+export async function planRestore(store: StoreFiles, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestorePlan> {
   const read = await store.read(id);
   if (!read.ok) return read;
   const evaluated = await evaluateAll(store, read.record, direction, options);
@@ -214,14 +214,14 @@ export class RestoreError extends Error {
 }
 
 /** Where the redo log of an undo (or redo) of `id` lives; creating it (O_EXCL) is the lock, as the journal's is. */
-export function restoreLogPath(store: CheckpointStore, id: string): string {
+export function restoreLogPath(store: StoreFiles, id: string): string {
   return path.join(store.journalsDir, `${id}.redo`);
 }
 
 /** Redo logs of undos this process is committing right now (its own older ones are leftovers of a failed flush). */
 const inFlight = new Set<string>();
 
-async function takeJournalLock(store: CheckpointStore, id: string): Promise<RestoreFailure | undefined> {
+async function takeJournalLock(store: StoreFiles, id: string): Promise<RestoreFailure | undefined> {
   const log = restoreLogPath(store, id);
   if (inFlight.has(log)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
   if (await store.fs.lstat(log)) {
@@ -246,7 +246,7 @@ async function takeJournalLock(store: CheckpointStore, id: string): Promise<Rest
  * Undoes (or redoes) checkpoint `id`. Failure policy as for accept: a failure while staging leaves
  * the workspace as it was and throws RestoreError; a crash anywhere leaves the journal for recovery.
  */
-export async function restore(store: CheckpointStore, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+export async function restore(store: StoreFiles, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestoreOutcome> {
   if (!isPlainCheckpointId(id)) throw new Error(`"${id}" is not a checkpoint id.`);
   // An earlier accept's or undo's flush finishes first: its redo log must be gone before this one checks.
   await flushed(store.root);
@@ -334,7 +334,7 @@ export async function restore(store: CheckpointStore, id: string, direction: Dir
  * True when the real file still holds what the check saw (cheap unless size or mtime moved);
  * `now` is its lstat when the caller has just taken it.
  */
-async function unchanged(store: CheckpointStore, file: string, seen: CheckpointStat | undefined, expect: FileState, looked?: { now: CheckpointStat | undefined }): Promise<boolean> {
+async function unchanged(store: StoreFiles, file: string, seen: CheckpointStat | undefined, expect: FileState, looked?: { now: CheckpointStat | undefined }): Promise<boolean> {
   const absolute = toAbsolute(store.root, file);
   const now = looked ? looked.now : await store.fs.lstat(absolute);
   if (!expect.exists) return now === undefined;
@@ -344,7 +344,7 @@ async function unchanged(store: CheckpointStore, file: string, seen: CheckpointS
 }
 
 /** Past the commit point: each step replaces one whole file, unless the user changed it at the last moment. */
-async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated: Evaluated[] | undefined, options: { deferred?: boolean; record?: CheckpointRecord } = {}) {
+async function commit(store: StoreFiles, journal: RestoreJournal, evaluated: Evaluated[] | undefined, options: { deferred?: boolean; record?: CheckpointRecord } = {}) {
   const deferred = options.deferred === true;
   // Each folder is re-placed once for this pass, right before its files are renamed.
   const pass = new PlacementPass(store.root, store.fs);
@@ -404,7 +404,7 @@ async function commit(store: CheckpointStore, journal: RestoreJournal, evaluated
  * record written, and the user has the result; the flush (files, folders, blobs, record, then the
  * log's removal) runs after, and the next change of this workspace waits for it.
  */
-async function restoreWithRedoLog(store: CheckpointStore, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[]): Promise<RestoreOutcome> {
+async function restoreWithRedoLog(store: StoreFiles, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[]): Promise<RestoreOutcome> {
   const id = journal.checkpointId;
   const logPath = restoreLogPath(store, id);
   if (inFlight.has(logPath)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
@@ -416,7 +416,7 @@ async function restoreWithRedoLog(store: CheckpointStore, record: CheckpointReco
   }
 }
 
-async function commitWithRedoLog(store: CheckpointStore, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
+async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
   const id = journal.checkpointId;
   const committing: RestoreJournal = { ...journal, phase: 'committing' };
   const fail = (file: string, cause: unknown) => {
@@ -551,7 +551,7 @@ function restoreMetaOf(plan: RedoPlan, id: string): RestoreRedoMeta | undefined 
  * Completes an undo's (or redo's) redo log a dead process left: each file rolled forward or kept,
  * the replaced bytes saved, the folders settled and the record written, as the live undo would have.
  */
-export async function recoverRestoreLog(store: CheckpointStore, id: string): Promise<JournalRecovery> {
+export async function recoverRestoreLog(store: StoreFiles, id: string): Promise<JournalRecovery> {
   const result = await recoverRedoLog(store.fs, restoreLogPath(store, id), {
     root: store.root,
     finish: async (plan, body, { kept }) => {
@@ -575,7 +575,7 @@ export async function recoverRestoreLog(store: CheckpointStore, id: string): Pro
 }
 
 /** After the files: folders the change created go (once empty), folders it removed come back. */
-async function settleDirs(store: CheckpointStore, journal: RestoreJournal, kept: Set<string>): Promise<{ removed: string[]; created: string[] }> {
+async function settleDirs(store: StoreFiles, journal: RestoreJournal, kept: Set<string>): Promise<{ removed: string[]; created: string[] }> {
   const removed: string[] = [];
   for (const dir of deepestFirst(journal.removeDirs)) {
     if ([...kept].some((file) => file.startsWith(`${dir}/`))) continue;
@@ -597,7 +597,7 @@ async function settleDirs(store: CheckpointStore, journal: RestoreJournal, kept:
 }
 
 /** Writes what the restore did into the record (the same code finishes a recovered journal). */
-async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }, options: { sync?: boolean; record?: CheckpointRecord } = {}): Promise<void> {
+async function writeOutcome(store: StoreFiles, journal: RestoreJournal, lateKept: Set<string>, dirs: { removed: string[]; created: string[] }, options: { sync?: boolean; record?: CheckpointRecord } = {}): Promise<void> {
   // The live undo read the record under its lock a moment ago; a recovery reads it again.
   let record = options.record;
   if (!record) {
@@ -642,13 +642,13 @@ async function writeOutcome(store: CheckpointStore, journal: RestoreJournal, lat
   }
 }
 
-async function removeTemp(store: CheckpointStore, step: RestoreStep): Promise<void> {
+async function removeTemp(store: StoreFiles, step: RestoreStep): Promise<void> {
   if (!step.temp || (await placementProblem(store.root, step.temp))) return;
   const absolute = toAbsolute(store.root, step.temp);
   if ((await store.fs.lstat(absolute))?.type === 'file') await store.fs.unlink(absolute);
 }
 
-async function rollBack(store: CheckpointStore, journal: RestoreJournal): Promise<void> {
+async function rollBack(store: StoreFiles, journal: RestoreJournal): Promise<void> {
   for (const step of journal.steps) await removeTemp(store, step).catch(() => undefined);
   for (const dir of deepestFirst(journal.createdDirs)) {
     if (!(await placementProblem(store.root, dir))) await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir)).catch(() => false);
@@ -659,7 +659,7 @@ async function rollBack(store: CheckpointStore, journal: RestoreJournal): Promis
 export type JournalRecovery = { checkpointId: string; outcome: 'rolled-back' | 'rolled-forward' | 'abandoned'; restored: string[] };
 
 /** Finishes (past the commit point) or rolls back (still staging) the journal a dead process left. */
-export async function recoverJournal(store: CheckpointStore, checkpointId: string): Promise<JournalRecovery> {
+export async function recoverJournal(store: StoreFiles, checkpointId: string): Promise<JournalRecovery> {
   const file = journalPath(store.journalsDir, checkpointId);
   const info = await store.fs.lstat(file);
   const journal = info?.type === 'file' ? parseJournal(Buffer.from(await store.fs.readFile(file)).toString('utf8'), checkpointId) : undefined;

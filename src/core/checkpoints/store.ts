@@ -8,35 +8,13 @@ import { errorCode, nodeCheckpointFs, type CheckpointFs } from './checkpointFs';
 import { ensurePrivateDirectory } from './privateDir';
 import { isPlainCheckpointId, parseRecord, summaryOf, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
 import { pruneCheckpoints, type PruneLimits, type PruneReport } from './prune';
+import type { CheckpointStoreOptions, ReadResult, StoreFiles } from './storeFiles';
 import { CheckpointRecording } from './recording';
 import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
 import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
 
 export const CHECKPOINTS_FOLDER = 'checkpoints';
-
-export interface CheckpointStoreOptions {
-  /** The engine's state folder (the extension's workspace storage, or the CLI's --state-dir). */
-  stateDir: string;
-  /** The workspace; its realpath names the store and anchors every path. */
-  workspaceRoot: string;
-  fs?: CheckpointFs;
-  now?: () => number;
-  /** Recorded in each recording; defaults to this process. */
-  pid?: number;
-  /** Defaults to `process.kill(pid, 0)`; tests pass their own to play a process that died. */
-  isProcessAlive?: (pid: number) => boolean;
-  /**
-   * How an undo commits: 'redo-log' (default: one log whose fsync is the commit point, the rest
-   * flushed after) or 'journal' (each temp fsync'd, a journal rewritten at the commit point).
-   */
-  commitWith?: 'redo-log' | 'journal';
-  /** Observes each staged and committed file of an undo; a throw acts like a crash (tests only). */
-  onRestoreStep?: (event: { phase: 'staged' | 'committed'; path: string }) => void;
-}
-
-export type ReadResult =
-  | { ok: true; record: CheckpointRecord }
-  | { ok: false; reason: 'unknown' | 'malformed'; message: string };
+export type { CheckpointStoreOptions, ReadResult } from './storeFiles';
 
 export function isProcessAlive(pid: number): boolean {
   try {
@@ -54,7 +32,7 @@ export function workspaceKey(realRoot: string): string {
   return `${name}-${createHash('sha256').update(realRoot).digest('hex').slice(0, 16)}`;
 }
 
-export class CheckpointStore {
+export class CheckpointStore implements StoreFiles {
   readonly blobs: BlobStore;
   readonly recordsDir: string;
   readonly journalsDir: string;
