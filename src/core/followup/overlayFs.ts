@@ -193,6 +193,10 @@ export class OverlayFs implements WorkspaceFs {
   private readonly lock = new ReadWriteLock();
   /** Shared with every accept and live write into this workspace (see OverlayFsOptions.lock). */
   private readonly workspaceLock: WorkspaceLock;
+  /** The workspace's writer lock, for an accept's other writes (commit ahead's refs) to hold the same. */
+  get writerLock(): WorkspaceLock {
+    return this.workspaceLock;
+  }
   /** What the speculation saw of real files; the base of each file's first write comes from it. */
   private readonly observations = new ObservationLog();
   private readonly applyFs: ApplyFs;

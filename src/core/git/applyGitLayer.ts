@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { WorkspaceLock } from '../fs/workspaceLock';
-import { indexDigest, readHead, readRefs, sameHead, type GitBase, type HeadState } from './gitBase';
+import { headFileText, indexDigest, readHead, readRefs, sameHead, type GitBase, type HeadState } from './gitBase';
 import type { GitLayer } from './gitLayer';
 import { GitLockFile, removeLockIfOurs } from './gitLockFile';
 import { copyObjects } from './objectCopy';
@@ -44,7 +44,7 @@ interface Journal {
 }
 
 function headText(head: HeadState): string {
-  return head.kind === 'symbolic' ? `ref: ${head.ref}\n` : `${head.oid}\n`;
+  return `${headFileText(head)}\n`;
 }
 
 function describeHead(head: HeadState): string {
@@ -227,31 +227,52 @@ export async function applyGitLayer(options: GitApplyOptions): Promise<GitApplyR
 
 export type GitUndoResult = { ok: true } | { ok: false; conflict: string };
 
-/** Moves every ref (and HEAD) back, each only if it is still where the accept left it; the objects stay for git's gc. */
-export async function undoGitMoves(options: { repository: GitRepository; moves: GitMoves; lock: WorkspaceLock; journalDir: string }): Promise<GitUndoResult> {
+/** A set of ref moves to make by compare-and-swap: each ref from `from` (null: absent) to `to` (null: deleted), HEAD likewise. */
+export interface RefMoves {
+  refs: { name: string; from: string | null; to: string | null }[];
+  head?: { from: HeadState; to: HeadState };
+}
+
+/** The moves that take an accept back. */
+export function undoOf(moves: GitMoves): RefMoves {
+  return { refs: moves.refs.map((ref) => ({ name: ref.name, from: ref.new, to: ref.old })), ...(moves.head ? { head: { from: moves.head.new, to: moves.head.old } } : {}) };
+}
+
+/** The moves that make an accept again after its undo. */
+export function redoOf(moves: GitMoves): RefMoves {
+  return { refs: moves.refs.map((ref) => ({ name: ref.name, from: ref.old, to: ref.new })), ...(moves.head ? { head: { from: moves.head.old, to: moves.head.new } } : {}) };
+}
+
+/** Moves refs (and HEAD) by compare-and-swap, each only if it is still at `from`; all or none. The objects stay for git's gc. */
+export async function moveRefs(options: { repository: GitRepository; moves: RefMoves; lock: WorkspaceLock; journalDir: string; message: string }): Promise<GitUndoResult> {
   const { repository, moves } = options;
   const { gitDir } = repository;
   const zero = '0'.repeat(repository.oidLength);
   return options.lock.hold(async () => {
     await recoverGitApply(options.journalDir);
-    const moved = movedRefs(await readRefs(gitDir), moves.refs.map((ref) => ({ name: ref.name, value: ref.new })));
-    if (moved.length > 0) return { ok: false, conflict: moved.join('; ').replaceAll('the speculation looked', 'the accept') };
-    const expectHead = moves.head?.new ?? (await readHead(gitDir));
+    const moved = movedRefs(await readRefs(gitDir), moves.refs.map((ref) => ({ name: ref.name, value: ref.from })));
+    if (moved.length > 0) return { ok: false, conflict: moved.join('; ').replaceAll('since the speculation looked', 'since').replaceAll(' (it saw', ' (expected') };
+    const expectHead = moves.head?.from ?? (await readHead(gitDir));
     try {
-      const moved = await moveRefsAndHead({
+      const result = await moveRefsAndHead({
         gitDir,
-        updates: moves.refs.map((ref) => ({ name: ref.name, old: ref.new, new: ref.old })),
-        message: 'speculate: undo of an accepted speculation',
+        updates: moves.refs.map((ref) => ({ name: ref.name, old: ref.from, new: ref.to })),
+        message: options.message,
         zero,
         expectHead,
-        ...(moves.head ? { newHead: moves.head.old } : {}),
+        ...(moves.head ? { newHead: moves.head.to } : {}),
         journal: { pid: process.pid, locks: [] },
         journalDir: options.journalDir,
       });
-      if (!moved.ok) return { ok: false, conflict: moved.conflict };
+      if (!result.ok) return { ok: false, conflict: result.conflict };
     } finally {
       await unlink(path.join(options.journalDir, JOURNAL)).catch(() => undefined);
     }
     return { ok: true };
   });
+}
+
+/** Moves every ref (and HEAD) back, each only if it is still where the accept left it. */
+export function undoGitMoves(options: { repository: GitRepository; moves: GitMoves; lock: WorkspaceLock; journalDir: string }): Promise<GitUndoResult> {
+  return moveRefs({ ...options, moves: undoOf(options.moves), message: 'speculate: undo of an accepted speculation' });
 }

@@ -24,6 +24,11 @@ export function parseHead(text: string): HeadState | undefined {
   return undefined;
 }
 
+/** HEAD as its file holds it, without the newline. */
+export function headFileText(head: HeadState): string {
+  return head.kind === 'symbolic' ? `ref: ${head.ref}` : head.oid;
+}
+
 export async function readHead(gitDir: string): Promise<HeadState> {
   const head = parseHead(await readFile(path.join(gitDir, 'HEAD'), 'utf8'));
   if (!head) throw new Error('HEAD is neither a branch nor a commit');

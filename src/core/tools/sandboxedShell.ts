@@ -56,6 +56,8 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
 
   const timeoutMs = context.sandboxLimits?.timeoutMs ?? input.timeoutMs;
   const maxWriteBytes = context.sandboxLimits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES;
+  const git = run.git ? await run.git.access() : undefined;
+  if (git && 'refused' in git) return boundaryResult(`changes the git repository, which cannot be done ahead here: ${git.refused}`);
   const layer = run.target ? await run.target.layer() : undefined;
   const outcome = await sandbox.run({
     command,
@@ -63,6 +65,7 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
     workspace: { root: context.fs.root, writable: run.writable, ...(layer ? { layer } : {}) },
     limits: { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes },
     ...(context.signal ? { signal: context.signal } : {}),
+    ...(git ? { git } : {}),
   });
   if (!outcome.ok) {
     if (outcome.aborted) return failure('The command was cancelled and everything it started was stopped.');
@@ -89,8 +92,16 @@ async function settle(result: SandboxResult, input: SandboxedShellInput, limits:
     const detail = problem.kind === 'too-large' ? `${problem.detail} (the limit is speculate.sandbox.maxWriteMegabytes, ${formatBytes(limits.maxWriteBytes)})` : problem.detail;
     return boundaryResult(detail, text);
   }
+  if (run.git) {
+    // A git command that failed (a pre-commit hook, nothing to commit) is where the user takes over, with its output.
+    if (result.exitCode !== 0 || result.timedOut) return boundaryResult(`changes the git repository and failed ahead (${result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`}); its output is shown`, text);
+    if (!result.gitUpper) return boundaryResult('changes the git repository, and its git writes could not be read back', text);
+    const absorbed = await run.git.absorb(result.gitUpper);
+    // The preview of what Tab would commit is the speculation's to show (its snapshot), not the model's to read.
+    if (!absorbed.ok) return boundaryResult(absorbed.detail, text);
+  }
   const changed = run.writable && run.target ? await run.target.apply(result.changes, result.startedAt) : [];
-  const note = result.timedOut && run.writable ? '\n[What it had changed when it was stopped was dropped.]' : '';
+  const note = (result.timedOut && run.writable ? '\n[What it had changed when it was stopped was dropped.]' : '');
   const tool: ToolResult = result.exitCode === 0 && !result.timedOut ? success(text + note, changed.length > 0 ? changed : undefined) : { ...failure(text + note), ...(changed.length > 0 ? { filesChanged: changed } : {}) };
   return { ...tool, sandboxed: { writable: run.writable, changed } };
 }
