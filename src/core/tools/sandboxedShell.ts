@@ -6,6 +6,9 @@ import type { SandboxResult } from '../sandbox/shellSandbox';
 import type { SandboxRun, ToolContext, ToolResult } from './types';
 import { failure, success } from './toolSupport';
 
+/** Lines of a failed git command's output (a pre-commit hook's complaint) that the boundary shows. */
+const GIT_FAILURE_LINES = 12;
+
 /** The sandbox's own default for what a command may write. */
 export const SANDBOX_DEFAULT_MAX_WRITE_BYTES = 256 * 1024 * 1024;
 
@@ -94,7 +97,10 @@ async function settle(result: SandboxResult, input: SandboxedShellInput, limits:
   }
   if (run.git) {
     // A git command that failed (a pre-commit hook, nothing to commit) is where the user takes over, with its output.
-    if (result.exitCode !== 0 || result.timedOut) return boundaryResult(`changes the git repository and failed ahead (${result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`}); its output is shown`, text);
+    if (result.exitCode !== 0 || result.timedOut) {
+      const said = result.output.trim().split('\n').slice(-GIT_FAILURE_LINES).join('\n');
+      return boundaryResult(`changes the git repository and failed ahead (${result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`})${said ? `:\n${said}` : ''}`, text);
+    }
     if (!result.gitUpper) return boundaryResult('changes the git repository, and its git writes could not be read back', text);
     const absorbed = await run.git.absorb(result.gitUpper);
     // The preview of what Tab would commit is the speculation's to show (its snapshot), not the model's to read.
