@@ -2,9 +2,11 @@
 // overlayfs's lower-layer format (files at their paths) so the next command sees it over the real
 // .git. A command's own writes arrive in a fresh folder and join the layer only if every path is
 // one commit-ahead knows how to carry over; a command that failed adds nothing.
+import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { parseHead, type HeadState } from './gitBase';
+import { verifyLooseObject } from './objectCopy';
 
 /** What a layer changes, read from its files; the accept turns it into compare-and-swaps. */
 export interface LayerEffects {
@@ -16,6 +18,13 @@ export interface LayerEffects {
   head?: HeadState;
   /** Absolute path of the layer's index, when a command wrote it. */
   index?: string;
+}
+
+/** One command's .git writes as the checks see them: object folders top first, its index, the ref values it wrote. */
+export interface WrittenGit {
+  objectDirs: string[];
+  index?: string;
+  tips: string[];
 }
 
 export type AbsorbResult = { ok: true; paths: string[] } | { ok: false; detail: string };
@@ -69,7 +78,7 @@ export class GitLayer {
    * Takes one command's .git writes (its overlay upper folder) into the layer, or refuses them all
    * with the first path it cannot carry over (packed refs, config, a branch deleted …).
    */
-  async absorb(upper: string): Promise<AbsorbResult> {
+  async absorb(upper: string, check?: (written: WrittenGit) => Promise<string | undefined>): Promise<AbsorbResult> {
     const walked = await walkFiles(upper);
     if (walked.problem) return { ok: false, detail: walked.problem };
     const refused = walked.files.find((file) => !allowedPath(file, this.oidLength));
@@ -78,6 +87,24 @@ export class GitLayer {
       const info = await lstat(path.join(upper, file));
       if (!info.isFile()) return { ok: false, detail: `.git/${file} is not a plain file` };
     }
+    for (const file of walked.files.filter((f) => f.startsWith('objects/'))) {
+      try {
+        verifyLooseObject(file, await readFile(path.join(upper, file)), this.oidLength);
+      } catch (error) {
+        return { ok: false, detail: `it left a damaged object: ${error instanceof Error ? error.message : String(error)}` };
+      }
+    }
+    // Checked over the layer as it would be, before anything joins it: a refused command leaves the layer as it was.
+    const oid = new RegExp(`^[0-9a-f]{${this.oidLength}}$`);
+    const tips: string[] = [];
+    for (const file of walked.files.filter((f) => f.startsWith('refs/') || f === 'HEAD')) {
+      const value = (await readFile(path.join(upper, file), 'utf8')).trim();
+      if (oid.test(value)) tips.push(value);
+      else if (file !== 'HEAD' || !/^ref: refs\/heads\/[^\s]+$/.test(value)) return { ok: false, detail: `it left .git/${file} holding neither an object id nor a branch` };
+    }
+    const objectDirs = [path.join(upper, 'objects'), path.join(this.dir, 'objects')].filter((dir) => existsSync(dir));
+    const problem = await check?.({ objectDirs, ...(walked.files.includes('index') ? { index: path.join(upper, 'index') } : {}), tips });
+    if (problem) return { ok: false, detail: problem };
     for (const file of walked.files) {
       await mkdir(path.dirname(path.join(this.dir, file)), { recursive: true, mode: 0o755 });
       await copyFile(path.join(upper, file), path.join(this.dir, file));

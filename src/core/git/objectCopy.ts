@@ -17,7 +17,7 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 /** Throws unless the loose object's inflated bytes hash to its name. */
-function verifyLooseObject(relative: string, bytes: Buffer, oidLength: 40 | 64): void {
+export function verifyLooseObject(relative: string, bytes: Buffer, oidLength: 40 | 64): void {
   const expected = relative.slice('objects/'.length).replace('/', '');
   let inflated: Buffer;
   try {

@@ -9,6 +9,7 @@ import { applyGitLayer, type GitApplyResult } from './applyGitLayer';
 import { readBase, type GitBase } from './gitBase';
 import { runGit } from './gitCommand';
 import { GitLayer, type LayerEffects } from './gitLayer';
+import { checkLayerView } from './layerCheck';
 import { previewGit, type GitPreview } from './gitPreview';
 import { checkRepository, type GitRepository } from './repository';
 
@@ -72,7 +73,8 @@ export class SpeculatedGit {
 
   /** Takes a finished command's .git writes into the layer; the preview when it did, or why not. */
   async absorb(upper: string): Promise<{ ok: true; preview: GitPreview | null } | { ok: false; detail: string }> {
-    const absorbed = await this.layer.absorb(upper);
+    const known = [...new Set(this.base?.refs.values() ?? [])];
+    const absorbed = await this.layer.absorb(upper, (written) => checkLayerView(this.repository, { ...written, known }));
     if (!absorbed.ok) return absorbed;
     if (absorbed.paths.length === 0 && !this.touched) return { ok: true, preview: null };
     this.touched = true;

@@ -142,4 +142,24 @@ describe('commit ahead (real git, namespace sandbox)', function () {
     assert.ok(!again.ok);
     await speculated.dispose();
   });
+
+  it('what a command leaves in .git is checked before it joins the layer: a ref over a missing object, a damaged object, an index naming a missing blob', async () => {
+    const speculated = await kit.open();
+    const ghost = 'deadbeef'.repeat(5);
+    const rigged = [
+      [`echo ${ghost} > .git/refs/heads/evil`, /reaches objects that do not exist/],
+      ['mkdir -p .git/objects/ab && echo garbage > .git/objects/ab/' + 'c'.repeat(38), /damaged object/],
+      [`git update-index --add --cacheinfo 100644,${ghost},ghost.txt`, /names an object that does not exist/],
+      ['git config user.name Mallory', /wrote \.git\/config/],
+      ['rm .git/description', /it removed \.git\/description/],
+    ] as const;
+    for (const [command, reason] of rigged) {
+      const { result, absorbed } = await kit.ahead(speculated, command);
+      assert.equal(result.exitCode, 0, `${command}: ${result.output}`);
+      assert.ok(absorbed && !absorbed.ok, command);
+      assert.match(absorbed.detail, reason, command);
+    }
+    assert.equal(await speculated.hasChanges(), false, 'nothing joined the layer');
+    await speculated.dispose();
+  });
 });
