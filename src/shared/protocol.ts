@@ -166,6 +166,11 @@ export interface SpeculationStatus {
    * says that running ahead is not working at all ("Couldn't run ahead: <the server's reason>").
    */
   error?: string;
+  /**
+   * Present when the run committed ahead: what Tab would commit — the refs it moves ("main: 1a2b3c4 →
+   * 5d6e7f8"), the new commits' log (message, author, files) and the note that their dates are the speculation's.
+   */
+  commitAhead?: { moves: string[]; log: string; note: string };
 }
 
 export interface ModelInfo {
@@ -686,6 +691,7 @@ const isSpeculationStatus: Guard<SpeculationStatus> = shape({
   suggestionId: optional(isString),
   boundary: optional(shape({ type: isString, tool: isString, detail: isString, text: optional(isString) })),
   error: optional(isString),
+  commitAhead: optional(shape({ moves: arrayOf(isString), log: isString, note: isString })),
 });
 
 const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, unconfigured: optional(isBoolean), fast: optional(isString) });

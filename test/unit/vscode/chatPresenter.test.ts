@@ -107,6 +107,14 @@ describe('ChatPresenter', () => {
     assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /left out 1 of 3 changes in a\.ts \(line 4 \(\+1\)\)/);
   });
 
+  it('carries what Tab would commit (commit ahead) to the status line, and nothing when the run did not commit', () => {
+    const commitAhead = { moves: ['main: 1a2b3c4 → 5d6e7f8'], log: 'commit 5d6e7f8\nAuthor: Ada <ada@example.com>\n\n    Add farewell\n\n src/greet.ts | 3 +++', diff: '+farewell', note: 'dates are the speculation’s' };
+    const status = speculationStatusOf(snapshot({ status: 'completed', commitAhead }));
+    assert.deepEqual(status.commitAhead, { moves: commitAhead.moves, log: commitAhead.log, note: commitAhead.note });
+    assert.equal(speculationStatusOf(snapshot({ status: 'completed' })).commitAhead, undefined);
+    assert.equal(speculationStatusOf(snapshot({ status: 'completed', commitAhead: null })).commitAhead, undefined);
+  });
+
   it('maps every speculation state to the status line, in words', () => {
     assert.equal(speculationStatusOf(null).state, 'idle');
     assert.equal(speculationStatusOf(snapshot({ status: 'running' })).state, 'running');
