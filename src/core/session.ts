@@ -121,6 +121,8 @@ export type SessionEvent =
       point: ChatPoint;
       /** What undoes the accept; null when it changed no file. */
       checkpoint: CheckpointSummary | null;
+      /** Set when the accept committed ahead: the refs it moved, and why the index stayed as it was if it did. */
+      committedAhead?: { moved: string[]; indexNote?: string };
     }
   /** A live turn ended (or a failed accept left files applied): its point and the checkpoint of what it changed. */
   | { type: 'turn_recorded'; point: ChatPoint; checkpoint: CheckpointSummary | null }
@@ -724,6 +726,7 @@ export class ChatSession {
       ...(run.droppedHunks.length > 0 ? { droppedHunks: run.droppedHunks } : {}),
       point: this.addPoint(run.checkpoint),
       checkpoint: run.checkpoint,
+      ...(run.committedAhead ? { committedAhead: { moved: run.committedAhead.moved, ...(run.committedAhead.indexNote ? { indexNote: run.committedAhead.indexNote } : {}) } } : {}),
     });
     await this.discardSpeculation(speculation);
     if (run.continuesLive && this.conversation.canResume()) {
