@@ -22,7 +22,7 @@ const BELOW: Record<string, readonly string[]> = {
   'core/workspaceServices.ts': ['core/followup', 'core/context'],
   'core/stats': ['core/followup'],
   'core/followup': ['core/chat', 'core/checkpoints', 'core/git'],
-  'core/git': ['core/shell', 'core/fs'],
+  'core/git': ['core/sandbox', 'core/shell', 'core/fs'],
   'core/checkpoints': ['core/fs', 'core/git'],
   'core/chat': ['core/tools', 'core/llm'],
   'core/mcp': ['core/tools'],

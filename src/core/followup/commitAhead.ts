@@ -45,11 +45,20 @@ export class CommitAhead {
   preview: GitPreview | null = null;
   applied: CommittedAhead | null = null;
 
-  /** The sandbox's view of the speculation's .git for one command; `onChange` after a command changed what Tab would commit. */
-  target(root: string, onChange: () => void): SandboxGitTarget {
+  /**
+   * The sandbox's view of the speculation's .git for one command; `onChange` after a command changed
+   * what Tab would commit. `readOnly`: a command the gate did not let write .git, which sees the
+   * commits made ahead so far (none yet: no view at all).
+   */
+  target(root: string, onChange: () => void, readOnly = false): SandboxGitTarget {
     const open = () => (this.git ??= SpeculatedGit.open(root));
     return {
       access: async () => {
+        if (readOnly) {
+          const git = this.git ? await this.git : undefined;
+          if (!git || 'refused' in git || !(await git.hasChanges())) return null;
+          return { ...(await git.access()), readOnly: true };
+        }
         if (this.disposed) return { refused: 'the speculation has ended' };
         const git = await open();
         return 'refused' in git ? git : git.access();

@@ -527,7 +527,8 @@ export class Speculation {
     return {
       writable,
       target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
-      ...(git ? { git: this.commitAhead.target(overlay.root, () => this.emitStatus()) } : {}),
+      // Every other command sees the commits made ahead so far, read-only (git log, git status).
+      git: this.commitAhead.target(overlay.root, () => this.emitStatus(), !git),
     };
   }
 

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { WorkspaceLock } from '../fs/workspaceLock';
-import { headFileText, indexDigest, readHead, readRefs, sameHead, type GitBase, type HeadState } from './gitBase';
+import { headFileText, indexUnchanged, readHead, readRefs, sameHead, type GitBase, type HeadState } from './gitBase';
 import type { GitLayer } from './gitLayer';
 import { GitLockFile, removeLockIfOurs } from './gitLockFile';
 import { copyObjects } from './objectCopy';
@@ -206,7 +206,7 @@ export async function applyGitLayer(options: GitApplyOptions): Promise<GitApplyR
           journal.locks.push({ path: index.lockPath, inode: index.inode });
           await writeJournal(options.journalDir, journal);
           try {
-            if ((await indexDigest(gitDir)) === base.indexDigest) {
+            if (await indexUnchanged(gitDir, base)) {
               await index.commit(await readFile(effects.index));
               indexUpdated = true;
             } else {

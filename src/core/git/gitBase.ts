@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { gitOrThrow } from './gitCommand';
 import type { GitRepository } from './repository';
+import { sameIndexEntries } from '../sandbox/gitIndex';
 
 /** HEAD as a branch it points to, or a detached commit. */
 export type HeadState = { kind: 'symbolic'; ref: string } | { kind: 'detached'; oid: string };
@@ -14,6 +15,31 @@ export interface GitBase {
   head: HeadState;
   /** sha256 of .git/index's bytes, or null when there was none. */
   indexDigest: string | null;
+  /** The index's bytes (up to INDEX_KEPT_BYTES), to tell a stat refresh (git status) from a real change. */
+  indexBytes: Buffer | null;
+}
+
+/** Larger indexes are compared by digest alone: any change to them, a refresh too, keeps the user's index. */
+const INDEX_KEPT_BYTES = 32 * 1024 * 1024;
+
+async function readIndex(gitDir: string): Promise<Buffer | null> {
+  try {
+    return await readFile(path.join(gitDir, 'index'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/**
+ * Whether the index is still the one the speculation read: the same bytes, or the same entries
+ * (a `git status` or the editor's git refreshed only the stat data it caches).
+ */
+export async function indexUnchanged(gitDir: string, base: GitBase): Promise<boolean> {
+  const now = await readIndex(gitDir);
+  if (now === null || base.indexDigest === null) return now === null && base.indexDigest === null;
+  if (createHash('sha256').update(now).digest('hex') === base.indexDigest) return true;
+  return base.indexBytes !== null && sameIndexEntries(base.indexBytes, now);
 }
 
 /** HEAD as its file says (read directly: git would resolve it). */
@@ -56,8 +82,13 @@ export async function readRefs(gitDir: string): Promise<Map<string, string>> {
 }
 
 export async function readBase(repository: GitRepository): Promise<GitBase> {
-  const [refs, head, digest] = await Promise.all([readRefs(repository.gitDir), readHead(repository.gitDir), indexDigest(repository.gitDir)]);
-  return { refs, head, indexDigest: digest };
+  const [refs, head, index] = await Promise.all([readRefs(repository.gitDir), readHead(repository.gitDir), readIndex(repository.gitDir)]);
+  return {
+    refs,
+    head,
+    indexDigest: index === null ? null : createHash('sha256').update(index).digest('hex'),
+    indexBytes: index !== null && index.length <= INDEX_KEPT_BYTES ? index : null,
+  };
 }
 
 export function sameHead(a: HeadState, b: HeadState): boolean {

@@ -79,13 +79,15 @@ function signalName(status: number): string | null {
   return entry ? entry[0] : null;
 }
 
-/** The .git overlay of a commit-ahead request: the real .git below the speculation's git layer, a fresh upper of this run's own. */
-function gitMount(access: SandboxGitAccess, runDir: string): { target: string; lowers: string[]; upper: string; work: string } {
+/** The .git overlay of a commit-ahead request: the real .git below the speculation's git layer, and a fresh upper of this run's own unless read-only. */
+function gitMount(access: SandboxGitAccess, runDir: string): { target: string; lowers: string[]; upper?: { upper: string; work: string } } {
+  const lowers = [access.layer, access.gitDir];
+  if (access.readOnly) return { target: access.gitDir, lowers };
   const upper = path.join(runDir, 'git-upper');
   const work = path.join(runDir, 'git-work');
   mkdirSync(upper, { mode: 0o755 });
   mkdirSync(work, { mode: 0o700 });
-  return { target: access.gitDir, lowers: [access.layer, access.gitDir], upper, work };
+  return { target: access.gitDir, lowers, upper: { upper, work } };
 }
 
 export class LinuxSandbox implements ShellSandbox {
@@ -159,7 +161,7 @@ export class LinuxSandbox implements ShellSandbox {
     const unusable = unusableWorkspace(root);
     if (unusable) return { ok: false, reason: `this workspace cannot be sandboxed: ${unusable}`, aborted: false, stage: 'workspace' };
     if (request.git) {
-      const why = request.git.gitDir !== path.join(root, '.git') ? 'its git folder is not the workspace\'s own .git' : !request.workspace.writable ? 'git may only write with a writable workspace' : unmountablePath(request.git.layer);
+      const why = request.git.gitDir !== path.join(root, '.git') ? 'its git folder is not the workspace\'s own .git' : !request.workspace.writable && !request.git.readOnly ? 'git may only write with a writable workspace' : unmountablePath(request.git.layer);
       if (why) return { ok: false, reason: `the repository cannot be made writable here: ${why}`, aborted: false, stage: 'workspace' };
     }
     if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
@@ -220,7 +222,7 @@ export class LinuxSandbox implements ShellSandbox {
 
     const home = sandboxHome(this.hostEnv, workspace.root);
     const { env: baseEnv, toolchains } = await this.environment(workspace.root, home, tools, layout);
-    const git = request.git && workspace.writable ? gitMount(request.git, runDir) : undefined;
+    const git = request.git ? gitMount(request.git, runDir) : undefined;
     const env = request.git ? { ...baseEnv, ...request.git.env } : baseEnv;
     const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes, ...(git ? { git } : {}) });
     const fstab = path.join(runDir, 'fstab');
@@ -267,7 +269,7 @@ export class LinuxSandbox implements ShellSandbox {
       changes: readback && problems.length === 0 ? readback.changes : [],
       problems,
       blockedBy: sandboxFailureCause({ exitCode, timedOut, output, hostHome, workspaceWritable: workspace.writable, hiddenPath }),
-      ...(git && readback && !timedOut && !stoppedForSize ? { gitUpper: git.upper } : {}),
+      ...(git?.upper && readback && !timedOut && !stoppedForSize ? { gitUpper: git.upper.upper } : {}),
       dispose: async () => undefined,
     };
     return { ok: true, result };

@@ -73,6 +73,11 @@ export interface SandboxGitAccess {
   layer: string;
   /** Extra variables for the command (the user's commit identity, as the live commit would use). */
   env: Record<string, string>;
+  /**
+   * True: .git shows the layer over the real .git read-only, with no git upper (a later command of a
+   * speculation that committed ahead sees its commits: `git log`, `git status`), and nothing is handed back.
+   */
+  readOnly?: boolean;
 }
 
 export interface SandboxRunRequest {

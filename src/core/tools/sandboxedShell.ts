@@ -59,8 +59,9 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
 
   const timeoutMs = context.sandboxLimits?.timeoutMs ?? input.timeoutMs;
   const maxWriteBytes = context.sandboxLimits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES;
-  const git = run.git ? await run.git.access() : undefined;
-  if (git && 'refused' in git) return boundaryResult(`changes the git repository, which cannot be done ahead here: ${git.refused}`);
+  const access = run.git ? await run.git.access() : null;
+  if (access && 'refused' in access) return boundaryResult(`changes the git repository, which cannot be done ahead here: ${access.refused}`);
+  const git = access ?? undefined;
   const layer = run.target ? await run.target.layer() : undefined;
   const outcome = await sandbox.run({
     command,
@@ -76,13 +77,14 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
   }
   const result = outcome.result;
   try {
-    return await settle(result, input, { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes }, forSpeculation);
+    // Only a command the gate let write .git hands its git writes back (a read-only view hands nothing).
+    return await settle(result, input, { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes }, forSpeculation, git !== undefined && !git.readOnly);
   } finally {
     await result.dispose();
   }
 }
 
-async function settle(result: SandboxResult, input: SandboxedShellInput, limits: { timeoutMs: number; maxOutputBytes: number; maxWriteBytes: number }, forSpeculation: boolean): Promise<ToolResult> {
+async function settle(result: SandboxResult, input: SandboxedShellInput, limits: { timeoutMs: number; maxOutputBytes: number; maxWriteBytes: number }, forSpeculation: boolean, gitWrites: boolean): Promise<ToolResult> {
   const { run } = input;
   const text = shellResultText(result, limits);
   if (result.blockedBy) {
@@ -95,7 +97,7 @@ async function settle(result: SandboxResult, input: SandboxedShellInput, limits:
     const detail = problem.kind === 'too-large' ? `${problem.detail} (the limit is speculate.sandbox.maxWriteMegabytes, ${formatBytes(limits.maxWriteBytes)})` : problem.detail;
     return boundaryResult(detail, text);
   }
-  if (run.git) {
+  if (run.git && gitWrites) {
     // A git command that failed (a pre-commit hook, nothing to commit) is where the user takes over, with its output.
     if (result.exitCode !== 0 || result.timedOut) {
       const said = result.output.trim().split('\n').slice(-GIT_FAILURE_LINES).join('\n');

@@ -111,8 +111,12 @@ export interface SandboxTarget {
 
 /** Commit ahead: the speculation's private .git for one git command (src/core/git). */
 export interface SandboxGitTarget {
-  /** The sandbox option for this command, or why the repository cannot be taken on (a boundary). */
-  access(): Promise<SandboxGitAccess | { refused: string }>;
+  /**
+   * The sandbox option for this command, or why the repository cannot be taken on (a boundary). A
+   * read-only view (`readOnly`) is given to the speculation's other commands once it has committed
+   * ahead; null: nothing to show them.
+   */
+  access(): Promise<SandboxGitAccess | { refused: string } | null>;
   /** Takes the finished command's .git writes into the speculation, or says why not (a boundary). */
   absorb(upper: string): Promise<{ ok: true } | { ok: false; detail: string }>;
 }

@@ -68,6 +68,20 @@ describe('commit ahead through the accept flow', function () {
     assert.equal(await world.read('a.txt'), 'one\ntwo\n');
   });
 
+  it('a later command of the speculation sees the commit made ahead (git log, git status), read-only', async () => {
+    world.server.setScript([
+      { toolCalls: [{ name: 'edit', arguments: { file_path: 'a.txt', old_string: 'one', new_string: 'one\ntwo' } }] },
+      { toolCalls: [{ name: 'run_shell_command', arguments: { command: "git commit -q -am 'Add two'" } }] },
+      { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'git log -1 --format=%s && git status --porcelain && echo status-done' } }] },
+      { text: 'Done.' },
+    ]);
+    const final = await world.speculate('edit, commit and check').done;
+    assert.equal(final.status, 'completed', JSON.stringify(final.boundary));
+    const last = String(final.messages.filter((m) => m.role === 'tool').pop()?.content);
+    assert.match(last, /Exit code: 0\nOutput:\nAdd two\nstatus-done/);
+    assert.equal(git(world.root, 'log', '-1', '--format=%s'), 'first');
+  });
+
   it('the user committing first: Tab runs the request live with a notice, and nothing changed', async () => {
     editAndCommit();
     const speculation = world.speculate('edit and commit');
