@@ -228,14 +228,14 @@ export class Speculation {
 
   /** Deletes the overlay (after accept or abort). */
   async disposeOverlay(): Promise<void> {
-    await this.commitAhead.dispose();
     const overlay = this.overlay;
-    if (!overlay) return;
     try {
-      await overlay.cleanup();
+      await overlay?.cleanup();
     } catch (error) {
       this.options.log?.(`overlay cleanup failed: ${String(error)}`);
     }
+    // After the overlay, as before commit ahead: its private git layer (if it opened one) goes too.
+    await this.commitAhead.dispose();
   }
 
   private finish(status: Exclude<SpeculationStatus, 'running'>, detail?: { boundary?: Boundary; error?: string; errorReason?: string }): void {

@@ -61,15 +61,6 @@ export async function readHead(gitDir: string): Promise<HeadState> {
   return head;
 }
 
-export async function indexDigest(gitDir: string): Promise<string | null> {
-  try {
-    return createHash('sha256').update(await readFile(path.join(gitDir, 'index'))).digest('hex');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
 /** Every ref's value (loose and packed alike), by name. */
 export async function readRefs(gitDir: string): Promise<Map<string, string>> {
   const text = await gitOrThrow(['for-each-ref', '--format=%(objectname) %(refname)'], { gitDir });

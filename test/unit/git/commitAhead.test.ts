@@ -2,7 +2,7 @@
 // the live one; the repository moving first is a conflict that changes nothing; nothing under the
 // real .git changes before Tab; undo moves the refs back by the same compare-and-swap.
 import * as assert from 'node:assert/strict';
-import { writeFile, readFile } from 'node:fs/promises';
+import { readFile, utimes, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { undoGitMoves } from '../../../src/core/git/applyGitLayer';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
@@ -108,6 +108,26 @@ describe('commit ahead (real git, namespace sandbox)', function () {
     assert.equal(applied.indexUpdated, false);
     assert.match(applied.indexNote ?? '', /you changed it/);
     assert.deepEqual(await readFile(path.join(kit.workspace, '.git', 'index')), index);
+    await speculated.dispose();
+  });
+
+  it('a refresh of the index (git status after a touch) is not a change: Tab still updates the index', async () => {
+    await writeFile(path.join(kit.workspace, 'b.txt'), 'b\n');
+    git(kit.workspace, 'add', 'b.txt');
+    git(kit.workspace, 'commit', '-q', '-m', 'b');
+    await writeFile(path.join(kit.workspace, 'a.txt'), 'one\ntwo\n');
+    await writeFile(path.join(kit.workspace, 'c.txt'), 'c\n');
+    const speculated = await kit.open();
+    assert.equal((await kit.ahead(speculated, "git add c.txt && git commit -q -am 'Ahead'")).result.exitCode, 0);
+    const index = await readFile(path.join(kit.workspace, '.git', 'index'));
+    // b.txt unchanged but touched: the refresh rewrites only its cached stat data.
+    await utimes(path.join(kit.workspace, 'b.txt'), new Date(Date.now() + 5000), new Date(Date.now() + 5000));
+    git(kit.workspace, 'update-index', '-q', '--refresh');
+    assert.notDeepEqual(await readFile(path.join(kit.workspace, '.git', 'index')), index, 'the refresh rewrote the index');
+    const applied = await speculated.apply({ lock: kit.lock(), journalDir: kit.state });
+    assert.ok(applied?.ok);
+    assert.equal(applied.indexUpdated, true, applied.indexNote);
+    assert.equal(git(kit.workspace, 'status', '--porcelain'), '');
     await speculated.dispose();
   });
 
