@@ -1,6 +1,7 @@
 // The speculation's side of commit ahead (src/core/git): opens the workspace's repository at the
 // first git command the gate let run ahead, takes each command's .git writes, keeps the preview of
 // what Tab would commit, and applies it once at accept, before any file.
+import { createHash } from 'node:crypto';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { CheckpointRecording } from '../checkpoints';
@@ -31,9 +32,11 @@ export class CommitAheadConflict extends Error {
   }
 }
 
-/** Where accepts without a checkpoint keep their git journal (the locks they hold, for recovery). */
-async function fallbackJournalDir(): Promise<string> {
-  const dir = path.join(os.tmpdir(), perUserName('speculate-git-journal'));
+/** Where accepts without a checkpoint keep their git journal (the locks they hold, for recovery): one folder per repository. */
+async function fallbackJournalDir(gitDir: string): Promise<string> {
+  const base = path.join(os.tmpdir(), perUserName('speculate-git-journal'));
+  await ensurePrivateFolder(base);
+  const dir = path.join(base, createHash('sha256').update(gitDir).digest('hex').slice(0, 16));
   await ensurePrivateFolder(dir);
   return dir;
 }
@@ -84,7 +87,7 @@ export class CommitAhead {
     this.attempted = true;
     const git = this.git ? await this.git : undefined;
     if (!git || 'refused' in git) return null;
-    const journalDir = options.checkpoint?.redoDir ?? (await fallbackJournalDir());
+    const journalDir = options.checkpoint?.redoDir ?? (await fallbackJournalDir(git.repository.gitDir));
     const result = await git.apply({ lock: options.lock, journalDir });
     if (!result) return null;
     if (!result.ok) throw new CommitAheadConflict(result.conflict);

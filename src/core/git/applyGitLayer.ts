@@ -36,7 +36,8 @@ export interface GitApplyOptions {
   step?: (name: 'objects' | 'locked' | 'refs' | 'head' | 'index') => void | Promise<void>;
 }
 
-const JOURNAL = 'git-apply.json';
+/** Not `.json` nor `.redo`: the checkpoint folder's own recovery reads those as its journals and redo logs. */
+const JOURNAL = 'git-apply.journal';
 
 interface Journal {
   pid: number;
@@ -53,7 +54,7 @@ function describeHead(head: HeadState): string {
 
 async function writeJournal(dir: string, journal: Journal): Promise<void> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = path.join(dir, `${JOURNAL}.${randomBytes(4).toString('hex')}`);
+  const temp = path.join(dir, `.${JOURNAL}.${randomBytes(4).toString('hex')}.tmp`);
   const handle = await open(temp, 'w', 0o600);
   try {
     await handle.writeFile(JSON.stringify(journal));

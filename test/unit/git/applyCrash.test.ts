@@ -5,6 +5,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { CheckpointStore } from '../../../src/core/checkpoints';
 import { recoverGitApply } from '../../../src/core/git/applyGitLayer';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import { git, GitKit } from './gitKit';
@@ -63,4 +64,17 @@ describe('commit ahead: a crash during the accept (SIGKILL at each step)', funct
       });
     }
   }
+
+  it('the next start (checkpoint recovery) removes the HEAD.lock an accept died holding', async () => {
+    writeFileSync(path.join(kit.workspace, 'a.txt'), 'one\ntwo\n');
+    const store = await CheckpointStore.open({ stateDir: kit.state, workspaceRoot: kit.workspace });
+    const child = spawnSync(process.execPath, [CHILD, kit.workspace, store.journalsDir, 'locked', "git switch -q -c topic && git commit -q -am 'Ahead'"], { encoding: 'utf8' });
+    assert.equal(child.signal, 'SIGKILL', child.stderr);
+    assert.ok(existsSync(path.join(kit.workspace, '.git', 'HEAD.lock')), 'the accept died holding HEAD.lock');
+    const report = await (await CheckpointStore.open({ stateDir: kit.state, workspaceRoot: kit.workspace })).recover();
+    assert.deepEqual(report.failures, []);
+    assert.equal(existsSync(path.join(kit.workspace, '.git', 'HEAD.lock')), false);
+    assert.equal(git(kit.workspace, 'symbolic-ref', 'HEAD'), 'refs/heads/main');
+    git(kit.workspace, 'commit', '-q', '-am', 'live after the crash');
+  });
 });
