@@ -66,6 +66,15 @@ export async function restoreGit(store: CheckpointStore, id: string, direction: 
     message: direction === 'undo' ? 'speculate: undo of an accepted speculation' : 'speculate: redo of an accepted speculation',
   });
   if (!moved.ok) return conflict(`The refs were left as they are: ${moved.conflict}.`);
-  await store.write({ ...record, git: { ...git, state: direction === 'undo' ? 'undone' : 'applied' } });
+  const movedGit: CheckpointGitMoves = { ...git, state: direction === 'undo' ? 'undone' : 'applied' };
+  // A checkpoint of ref moves alone: its own state follows the refs', so the chat offers Redo after Undo.
+  const fresh = await store.read(id);
+  const latest = fresh.ok ? fresh.record : record;
+  if (latest.files.length === 0) {
+    const { undo: _undo, ...rest } = latest;
+    await store.write(direction === 'undo' ? { ...rest, git: movedGit, state: 'undone', undo: { at: store.now(), paths: [], kept: [], createdDirs: [], removedDirs: [] } } : { ...rest, git: movedGit, state: 'applied' });
+  } else {
+    await store.write({ ...latest, git: movedGit });
+  }
   return { ...files, restored: [...files.restored, ...touched(git)] };
 }

@@ -6,6 +6,7 @@ import * as assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CheckpointStore } from '../../../src/core/checkpoints';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
 import { runCli } from '../cli/cliKit';
@@ -108,6 +109,15 @@ describe('commit ahead through the CLI (real git)', function () {
     assert.equal(git(workspace, 'rev-parse', 'main'), first);
     const again = JSON.parse((await runCli(['undo', '--workspace', workspace, '--checkpoint', out.checkpoint, '--state-dir', join(scratch, 'state')])).stdout) as { error: string | null };
     assert.match(again.error ?? '', /already undone/);
+    // The chat shows Redo for it now, and redo moves the branch forward again.
+    const store = await CheckpointStore.open({ stateDir: join(scratch, 'state'), workspaceRoot: workspace });
+    const record = await store.read(out.checkpoint);
+    assert.ok(record.ok && record.record.state === 'undone');
+    const redone = await store.redo(out.checkpoint);
+    assert.ok(redone.ok);
+    assert.equal(git(workspace, 'log', '-1', '--format=%s'), 'Say hey');
+    const after = await store.read(out.checkpoint);
+    assert.ok(after.ok && after.record.state === 'applied');
   });
 
   it('a rigged repository (objects borrowed from outside) stays a boundary', async () => {
