@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { NodeProcessRunner } from '../../src/core/process/nodeProcessRunner';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import { LandlockSandbox } from '../../src/core/sandbox/landlockSandbox';
 import { LinuxSandbox } from '../../src/core/sandbox/linuxSandbox';
@@ -127,8 +127,19 @@ async function backendFigures(base: string, label: string, make: (tmpRoot: strin
   ];
 }
 
-/** Suggestions the demo model makes that need a shell command: they finish only with the sandbox. */
-const SHELL_SUGGESTIONS = ['run the tests', 'build it'];
+/** Suggestions the demo model makes that need a shell command: they finish only with the sandbox ('commit the change' with commit ahead). */
+const SHELL_SUGGESTIONS = ['run the tests', 'build it', 'commit the change'];
+
+/** The demo workspace as a user has it: a repository with one commit, so "commit the change" has something to commit into. */
+function makeRepository(dir: string): void {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1' };
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, env, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'user.name', 'Demo User');
+  git('config', 'user.email', 'demo@example.com');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'Demo workspace');
+}
 
 interface DemoOutcome {
   /** Every speculation of the session that ran to an end of its own (ready, boundary or failed; not aborted). */
@@ -139,11 +150,12 @@ interface DemoOutcome {
 }
 
 /** The recorded demo session on a ChatSession with the demo model, with or without the sandbox. */
-async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutcome> {
+export async function replayDemo(base: string, withSandbox: boolean): Promise<DemoOutcome> {
   const scratch = path.join(base, withSandbox ? 'demo-with-sandbox' : 'demo-without-sandbox');
   const workspace = path.join(scratch, 'workspace');
   const tmpRoot = path.join(scratch, 'tmp');
   await cp(path.join(process.cwd(), 'test/fixtures/workspaces/demo'), workspace, { recursive: true });
+  makeRepository(workspace);
   await mkdir(tmpRoot, { recursive: true });
   const recorded = loadRecordedSession();
   // The demo model without its pacing: only what finishes counts here, not how fast.
@@ -183,8 +195,8 @@ function demoFigures(without: DemoOutcome, withSandbox: DemoOutcome): Figure[] {
     { name: 'demo session: suggestions that run ahead to the end, with the sandbox', unit: '%', samples: [share(withSandbox.runs)], target: '"run the tests" finishes', note: describe(withSandbox) },
     { name: 'demo session: accepted (Tab) suggestions that finished without a boundary, without the sandbox', unit: '%', samples: [share(acceptedOf(without))], note: 'the recording tabs only ready runs; at a boundary the user typed instead' },
     { name: 'demo session: accepted (Tab) suggestions that finished without a boundary, with the sandbox', unit: '%', samples: [share(acceptedOf(withSandbox))] },
-    { name: '"run the tests" and "build it" after the session that finish, without the sandbox', unit: 'count', samples: [shell(without)], note: without.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
-    { name: '"run the tests" and "build it" after the session that finish, with the sandbox', unit: 'count', samples: [shell(withSandbox)], target: 'both (2)', note: withSandbox.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
+    { name: '"run the tests", "build it" and "commit the change" after the session that finish, without the sandbox', unit: 'count', samples: [shell(without)], note: without.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
+    { name: '"run the tests", "build it" and "commit the change" after the session that finish, with the sandbox', unit: 'count', samples: [shell(withSandbox)], target: 'all three (3)', note: withSandbox.shellRuns.map((r) => `${r.suggestion}: ${r.status}`).join(', ') },
   ];
 }
 

@@ -14,7 +14,7 @@ import { InputError, processJsonLines, requireString, type JsonLinesIo } from '.
 /** What the gate needs to know of the probe: whether a sandbox runs, and whether it can take writes (namespaces) or read-only commands only (Landlock). */
 function sandboxContext(answer: SandboxAvailability) {
   if (!answer.available) return { sandboxAvailable: false, commandNeeds };
-  return { sandboxAvailable: true, commandNeeds, sandboxWrites: answer.writes, ...(answer.why ? { sandboxWhy: answer.why } : {}) };
+  return { sandboxAvailable: true, commandNeeds, gitAhead: true, sandboxWrites: answer.writes, ...(answer.why ? { sandboxWhy: answer.why } : {}) };
 }
 
 export async function runGate(io: JsonLinesIo): Promise<number> {

@@ -90,6 +90,10 @@ export class SpeculationStatusLine {
       const reason = s.error ? `: ${s.error}` : '';
       parts.push(h('span', { class: 'status-text quiet' }, `Couldn’t run ahead${reason}${s.suggestionId !== undefined ? ` · ${this.acceptKey} still sends it` : ''}`));
     }
+    if (s.commitAhead && s.commitAhead.moves.length > 0 && s.state !== 'failed') {
+      // What Tab would commit: the moves in words, the commits' message, author and files on hover.
+      trailing.push(h('span', { class: 'status-note commit-ahead', title: `${s.commitAhead.log}\n\n${s.commitAhead.note}`.trim() }, `${this.acceptKey} also commits: ${s.commitAhead.moves.join(', ')}`));
+    }
     const actions = h('span', { class: 'status-actions' });
     if (s.filesWritten.length > 0 && s.state !== 'failed') {
       actions.append(

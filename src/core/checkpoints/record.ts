@@ -52,6 +52,16 @@ export interface CheckpointRecord {
   /** Folders the change removed (emptied by its deletions), re-created by undo. */
   removedDirs: string[];
   undo?: UndoneState;
+  /** Refs (and HEAD) an accept moved in the repository (commit ahead); undo moves them back by compare-and-swap. */
+  git?: CheckpointGitMoves;
+}
+
+/** An accept's ref moves as the checkpoint keeps them; HEAD as its file's text ("ref: refs/heads/x" or an object id). */
+export interface CheckpointGitMoves {
+  refs: { name: string; old: string | null; new: string }[];
+  head?: { old: string; new: string };
+  /** 'undone' once an undo moved them back (a redo moves them forward again). */
+  state: 'applied' | 'undone';
 }
 
 /** A checkpoint id as the CLI and the UI pass it: a plain file name, nothing that could be a path. */
@@ -93,6 +103,25 @@ function isUndone(value: unknown): value is UndoneState {
   );
 }
 
+const OID = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
+const REF_NAME = /^refs\/(heads|tags)\/[^\0\s]+$/;
+const HEAD_TEXT = /^(ref: refs\/heads\/[^\0\s]+|[0-9a-f]{40}([0-9a-f]{24})?)$/;
+
+function isGitMoves(value: unknown): value is CheckpointGitMoves {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  const head = v.head as Record<string, unknown> | undefined;
+  return (
+    (v.state === 'applied' || v.state === 'undone') &&
+    Array.isArray(v.refs) &&
+    v.refs.every((r: unknown) => {
+      const ref = r as Record<string, unknown>;
+      return typeof ref === 'object' && ref !== null && typeof ref.name === 'string' && REF_NAME.test(ref.name) && !ref.name.split('/').includes('..') && (ref.old === null || (typeof ref.old === 'string' && OID.test(ref.old))) && typeof ref.new === 'string' && OID.test(ref.new);
+    }) &&
+    (head === undefined || (typeof head === 'object' && head !== null && typeof head.old === 'string' && HEAD_TEXT.test(head.old) && typeof head.new === 'string' && HEAD_TEXT.test(head.new)))
+  );
+}
+
 /** Parses a record file; undefined when it is not one this module wrote for `id` (then nothing acts on it). */
 export function parseRecord(text: string, id: string): CheckpointRecord | undefined {
   const v = parseJsonObject(text);
@@ -110,6 +139,7 @@ export function parseRecord(text: string, id: string): CheckpointRecord | undefi
     Array.isArray(v.createdDirs) && v.createdDirs.every(isRelativePosix) &&
     Array.isArray(v.removedDirs) && v.removedDirs.every(isRelativePosix) &&
     (v.undo === undefined || isUndone(v.undo)) &&
+    (v.git === undefined || isGitMoves(v.git)) &&
     (v.state !== 'undone' || v.undo !== undefined) &&
     (v.state === 'recording' || (v.files as CheckpointFile[]).every((f) => f.after !== null));
   return valid ? (v as unknown as CheckpointRecord) : undefined;

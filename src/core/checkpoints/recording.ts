@@ -4,7 +4,7 @@ import { toAbsolute } from '../fs/paths';
 import { forEachLimited } from '../fs/pool';
 import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
 import { isAtOrBelow, missingParents, placementProblem } from './placement';
-import { newCheckpointId, summaryOf, type CheckpointFile, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
+import { newCheckpointId, summaryOf, type CheckpointFile, type CheckpointGitMoves, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
 import type { StoreFiles } from './storeFiles';
 
 export interface CaptureRequest {
@@ -107,6 +107,20 @@ export class CheckpointRecording {
    */
   capture(requests: readonly CaptureRequest[], dirs: CaptureDirs = {}, options: CaptureOptions = {}): Promise<CaptureResult> {
     return this.serially(() => this.captureNow(requests, dirs, options));
+  }
+
+  /**
+   * Records the refs an accept moved (commit ahead), durably: the checkpoint then exists even when
+   * no file changed, so Undo moves them back.
+   */
+  noteGit(moves: Omit<CheckpointGitMoves, 'state'>): Promise<void> {
+    return this.serially(async () => {
+      if (this.finished) throw new Error('This checkpoint is already finished; start a new one.');
+      const next: CheckpointRecord = { ...this.record, git: { ...moves, state: 'applied' } };
+      await this.store.write(next);
+      this.record.git = next.git;
+      this.persisted = true;
+    });
   }
 
   /** The folder a redo log of a change recorded here belongs in: beside the checkpoint's own journals. */
@@ -260,7 +274,7 @@ export async function completeRecord(store: StoreFiles, record: CheckpointRecord
     files,
     createdDirs: record.createdDirs.filter((dir) => created.some((file) => isAtOrBelow(dir, file))),
   };
-  if (files.length === 0) {
+  if (files.length === 0 && !record.git) {
     await store.remove(record.id);
     return undefined;
   }

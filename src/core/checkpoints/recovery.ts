@@ -5,6 +5,7 @@ import { parseJournal, journalPath } from './restoreJournal';
 import { recoverJournal, type JournalRecovery } from './restore';
 import type { StoreFiles } from './storeFiles';
 import { recoverRedoLogs, type AcceptLogRecovery } from './redoRecovery';
+import { recoverGitApply } from '../git/applyGitLayer';
 
 export interface CheckpointRecoveryReport {
   journals: JournalRecovery[];
@@ -24,6 +25,12 @@ export async function recoverCheckpoints(store: StoreFiles): Promise<CheckpointR
   report.accepts.push(...logs.accepts);
   report.journals.push(...logs.journals);
   report.failures.push(...logs.failures);
+  // A commit-ahead accept that died holding git's locks (HEAD.lock, index.lock): they go, or git would refuse to work.
+  try {
+    await recoverGitApply(store.journalsDir);
+  } catch (error) {
+    report.failures.push(`Removing the git locks of an interrupted accept failed (${error instanceof Error ? error.message : String(error)}); remove .git/HEAD.lock or .git/index.lock if git says they exist.`);
+  }
   for (const name of await store.fs.readdir(store.journalsDir)) {
     if (!name.endsWith('.json')) continue;
     const id = name.slice(0, -'.json'.length);

@@ -11,6 +11,7 @@ import { pruneCheckpoints, type PruneLimits, type PruneReport } from './prune';
 import type { CheckpointStoreOptions, ReadResult, StoreFiles } from './storeFiles';
 import { CheckpointRecording } from './recording';
 import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
+import { restoreGit } from './gitRestore';
 import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
 
 export const CHECKPOINTS_FOLDER = 'checkpoints';
@@ -85,13 +86,14 @@ export class CheckpointStore implements StoreFiles {
   }
 
   /** Takes the checkpoint's change back: see restore() for the conflict rule and the journal. */
-  undo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
-    return restore(this, id, 'undo', options);
+  async undo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+    // The files first, then the refs an accept moved (commit ahead), each by its own compare-and-swap.
+    return restoreGit(this, id, 'undo', await restore(this, id, 'undo', options));
   }
 
   /** Puts back what an undo replaced, with the same conflict rule. */
-  redo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
-    return restore(this, id, 'redo', options);
+  async redo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+    return restoreGit(this, id, 'redo', await restore(this, id, 'redo', options));
   }
 
   /** What undo would restore and which files conflict, without changing anything. */

@@ -7,6 +7,7 @@ import type { ChatMessage } from '../messages';
 import { OverlayApplyError } from './overlay/applyOverlay';
 import type { ApplyResult, Speculation, SpeculationSnapshot, ToolCallRecord } from './speculation';
 import type { DroppedHunks } from './hunkDrops';
+import type { CommittedAhead } from './commitAhead';
 
 export type ConflictChoice = 'overwrite' | 'keep-mine';
 
@@ -28,6 +29,8 @@ export interface AcceptedRun {
   timeSavedMs: number;
   /** A boundary run: the main agent continues live from where it stopped. */
   continuesLive: boolean;
+  /** What the accept committed in the repository (commit ahead); null when the run committed nothing. */
+  committedAhead: CommittedAhead | null;
 }
 
 /** Where an accept stands after a step. */
@@ -192,6 +195,7 @@ export class SpeculationAcceptance {
         checkpoint,
         timeSavedMs: speculation.timeSavedMs(),
         continuesLive: snapshot.status === 'boundary',
+        committedAhead: speculation.committedAhead,
       },
     };
   }

@@ -63,6 +63,10 @@ export class OverlayFs implements WorkspaceFs {
   private readonly lock = new ReadWriteLock();
   /** Shared with every accept and live write into this workspace (see OverlayFsOptions.lock). */
   private readonly workspaceLock: WorkspaceLock;
+  /** The workspace's writer lock, for an accept's other writes (commit ahead's refs) to hold the same. */
+  get writerLock(): WorkspaceLock {
+    return this.workspaceLock;
+  }
   private readonly applyFs: ApplyFs;
   /** The blob files of its writes: numbered, stored, and dropped when nothing refers to them. */
   private readonly blobs: BlobBook;

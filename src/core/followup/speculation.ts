@@ -18,6 +18,9 @@ import type { BeforeReplaceHook } from './overlay/applyOverlay';
 import { recoverCutOff } from '../chat/lengthRecovery';
 import { dropSpeculatedHunk, droppedHunksNote, HunkDropRecord, speculatedHunks, type DroppedHunks } from './hunkDrops';
 import type { Hunk } from '../checkpoints/hunks';
+import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
+import type { GitPreview } from '../git/gitPreview';
+import { CommitAhead, type CommittedAhead } from './commitAhead';
 
 export const MAX_SPECULATION_TURNS = 20;
 export const MAX_SPECULATION_MESSAGES = 100;
@@ -33,10 +36,14 @@ export interface SpeculationOverlay extends WorkspaceFs {
   /** What a sandboxed command sees of the speculation, and how its changes come back (SANDBOX.md). */
   sandboxLayer(): Promise<SandboxLayer>;
   applySandboxChanges(changes: readonly SandboxChange[], startedAt: number): Promise<string[]>;
+  /** The workspace's writer lock; commit ahead moves refs under it. Absent: this process's own lock of the root. */
+  readonly writerLock?: WorkspaceLock;
 }
 
 export interface ApplyResult {
   applied: string[];
+  /** Set when the accept applied a commit made ahead (refs moved, index or not). */
+  git?: CommittedAhead;
   /** `reason` is a short code; `message` (when the overlay gives one) says it in words. */
   conflicts: { path: string; reason: string; message?: string }[];
 }
@@ -75,6 +82,8 @@ export interface SpeculationSnapshot {
   finishedAt: number | null;
   usage: Usage;
   turns: number;
+  /** What Tab would commit (message, author, files and diff, the branch it moves), when the run committed ahead. */
+  commitAhead?: GitPreview | null;
 }
 
 /** Fine-grained progress, for a run promoted to the foreground while it still streams. */
@@ -134,6 +143,8 @@ export class Speculation {
   private readonly droppedHunkRecord = new HunkDropRecord();
   /** Settles when the run has stopped (any final status) and its pipelined suggestion is known. */
   readonly done: Promise<SpeculationSnapshot>;
+  /** Its git commands' private .git and what Tab would commit (commit ahead); opened at the first. */
+  private readonly commitAhead = new CommitAhead();
 
   constructor(readonly suggestion: string, private readonly options: SpeculationOptions) {
     this.id = `spec-${process.pid}-${nextRunNumber++}-${Math.random().toString(36).slice(2, 8)}`;
@@ -195,6 +206,7 @@ export class Speculation {
       finishedAt: this.finishedAt,
       usage: { ...this.usage },
       turns: this.turns,
+      commitAhead: this.commitAhead.preview,
     };
   }
 
@@ -217,12 +229,13 @@ export class Speculation {
   /** Deletes the overlay (after accept or abort). */
   async disposeOverlay(): Promise<void> {
     const overlay = this.overlay;
-    if (!overlay) return;
     try {
-      await overlay.cleanup();
+      await overlay?.cleanup();
     } catch (error) {
       this.options.log?.(`overlay cleanup failed: ${String(error)}`);
     }
+    // After the overlay, as before commit ahead: its private git layer (if it opened one) goes too.
+    await this.commitAhead.dispose();
   }
 
   private finish(status: Exclude<SpeculationStatus, 'running'>, detail?: { boundary?: Boundary; error?: string; errorReason?: string }): void {
@@ -414,7 +427,7 @@ export class Speculation {
       overlayHasWrites: overlay.writtenFiles().length > 0,
       classifyShell: this.options.classifyShell,
       protectedPaths: this.options.toolContext?.protectedPaths,
-      ...(sandbox ? { sandboxAvailable: sandbox.available, commandNeeds, ...(sandbox.available ? { sandboxWrites: sandbox.writes, ...(sandbox.why ? { sandboxWhy: sandbox.why } : {}) } : {}) } : {}),
+      ...(sandbox ? { sandboxAvailable: sandbox.available, commandNeeds, gitAhead: true, ...(sandbox.available ? { sandboxWrites: sandbox.writes, ...(sandbox.why ? { sandboxWhy: sandbox.why } : {}) } : {}) } : {}),
     });
     record.decision = decision.decision;
     if (decision.decision === 'boundary') {
@@ -430,7 +443,7 @@ export class Speculation {
     try {
       // Nothing here was approved by the user: a shell command runs only because the gate found it
       // read-only (in the environment that verdict assumes), or in the sandbox over the overlay.
-      const sandboxRun = decision.decision === 'sandbox' ? this.sandboxRun(overlay, decision.writable) : undefined;
+      const sandboxRun = decision.decision === 'sandbox' ? this.sandboxRun(overlay, decision.writable, decision.git === true) : undefined;
       const result = await tool!.execute(parsed.args, {
         ...this.options.toolContext,
         fs: overlay,
@@ -510,8 +523,13 @@ export class Speculation {
   }
 
   /** How a `sandbox` decision runs: over this overlay (writable or read-only); the overlay refuses protected paths. */
-  private sandboxRun(overlay: SpeculationOverlay, writable: boolean): SandboxRun {
-    return { writable, target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) } };
+  private sandboxRun(overlay: SpeculationOverlay, writable: boolean, git: boolean): SandboxRun {
+    return {
+      writable,
+      target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
+      // Every other command sees the commits made ahead so far, read-only (git log, git status).
+      git: this.commitAhead.target(overlay.root, () => this.emitStatus(), !git),
+    };
   }
 
   /**
@@ -527,9 +545,17 @@ export class Speculation {
     }
     if (!this.overlay) return { applied: [], conflicts: [] };
     const { checkpoint, ...applyOptions } = options;
+    // Commit ahead first (once): a conflict there stops the accept before any file is written.
+    const gitNote = await this.commitAhead.applyOnce({ lock: this.overlay.writerLock ?? processLock(this.overlay.root), ...(checkpoint ? { checkpoint } : {}) });
     const beforeReplace = checkpoint ? checkpointHook(checkpoint, new Set(options.overwrite ?? [])) : undefined;
     // The checkpoint's folder holds the accept's redo log: its before-state rides in the same append.
-    return this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace && checkpoint ? { beforeReplace, redoDir: checkpoint.redoDir } : {}) });
+    const applied = await this.overlay.applyToReal({ ...applyOptions, ...(beforeReplace && checkpoint ? { beforeReplace, redoDir: checkpoint.redoDir } : {}) });
+    return gitNote ? { ...applied, git: gitNote } : applied;
+  }
+
+  /** What the accept did in the repository, once it applied a commit made ahead. */
+  get committedAhead(): CommittedAhead | null {
+    return this.commitAhead.applied;
   }
 
   /** The hunks of a modified file against the real workspace's `real` copy (what the preview diff shows). */

@@ -24,8 +24,8 @@ export interface Boundary {
 export type GateDecision =
   | { decision: 'allow'; reason: string }
   | { decision: 'redirect'; reason: string }
-  /** writable: its writes land in the overlay; otherwise the workspace is read-only inside. */
-  | { decision: 'sandbox'; reason: string; writable: boolean }
+  /** writable: its writes land in the overlay; otherwise the workspace is read-only inside. git: .git too, in the speculation's private git layer (commit ahead). */
+  | { decision: 'sandbox'; reason: string; writable: boolean; git?: true }
   | { decision: 'boundary'; reason: string; boundary: Boundary };
 
 export interface GateContext {
@@ -51,6 +51,11 @@ export interface GateContext {
   /** Why that sandbox and not the namespaces, for the reasons given (e.g. "user namespaces are switched off …"). */
   sandboxWhy?: string;
   commandNeeds?: (command: string) => Promise<CommandNeed | null>;
+  /**
+   * The speculation can commit ahead (src/core/git): a git write `commandNeeds` marks `ahead` (add,
+   * commit, a new branch or tag, restore --staged) runs in the sandbox with a private .git.
+   */
+  gitAhead?: boolean;
 }
 
 const NEED_WORDS: Record<CommandNeed['kind'], string> = {
@@ -67,13 +72,16 @@ async function gateSandboxed(toolName: string, command: string, verdict: { readO
   } catch (error) {
     return boundary('shell', toolName, `\`${command}\` could not be checked (${error instanceof Error ? error.message : String(error)})`);
   }
+  const writesAllowed = context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo';
+  if (need?.kind === 'git-write' && need.ahead && context.gitAhead && context.sandboxWrites !== 'none' && writesAllowed) {
+    return { decision: 'sandbox', reason: 'commits ahead: runs in the sandbox, git writing into the speculation\'s private copy of .git; Tab applies it by compare-and-swap', writable: true, git: true };
+  }
   if (need) return boundary('shell', toolName, `\`${command}\` ${NEED_WORDS[need.kind]}: ${need.detail}`);
   if (context.sandboxWrites === 'none') {
     const why = context.sandboxWhy ? ` (${context.sandboxWhy})` : '';
     if (verdict.readOnly) return { decision: 'sandbox', reason: `read-only command, run in the Landlock sandbox${why}: the workspace read-only, no network`, writable: false };
     return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason}). Commands that change files stop speculation here: this machine's sandbox is Landlock${why}, which contains read-only commands only (no overlay to take their writes)`);
   }
-  const writesAllowed = context.approvalMode === 'auto-edit' || context.approvalMode === 'yolo';
   if (writesAllowed) return { decision: 'sandbox', reason: verdict.readOnly ? 'read-only command, run in the sandbox over the speculation' : 'runs in the sandbox; its writes go into the overlay', writable: true };
   if (verdict.readOnly) return { decision: 'sandbox', reason: 'read-only command, run in the sandbox with the workspace read-only', writable: false };
   return boundary('shell', toolName, `\`${command}\` may change files (${verdict.reason}), which needs your approval in ${context.approvalMode} mode`);

@@ -6,7 +6,12 @@ import { loadShellParser } from '../shell/parser';
 import type { ParsedScript, SyntaxNode } from '../shell/syntaxTree';
 import { evaluateWord } from '../shell/words';
 
-export type CommandNeed = { kind: 'network' | 'person' | 'git-write'; detail: string };
+/**
+ * `ahead`: a git write that commit-ahead can make in a private .git (src/core/git): add, commit,
+ * branch and tag creation, `switch -c`, `checkout -b`, `restore --staged`. Where the speculation
+ * offers that, such a command runs in the sandbox with .git writable; elsewhere it stops as before.
+ */
+export type CommandNeed = { kind: 'network' | 'person'; detail: string } | { kind: 'git-write'; detail: string; ahead?: true };
 
 const NETWORK_PROGRAMS = new Set([
   'curl', 'wget', 'ssh', 'scp', 'sftp', 'ftp', 'telnet', 'nc', 'ncat', 'netcat', 'socat', 'ping', 'ping6', 'traceroute', 'dig',
@@ -101,13 +106,58 @@ function needOfArgv(words: (string | undefined)[], inner: (script: string) => Co
   return null;
 }
 
+/** Options that make commit or tag open an editor or ask interactively. */
+const INTERACTIVE_GIT_OPTIONS = new Set(['-i', '--interactive', '-p', '--patch', '-e', '--edit']);
+/** Where a commit or an annotated tag takes its message from without an editor. */
+const MESSAGE_OPTION = /^(-m|--message|-F|--file|-C|--reuse-message|--no-edit|--fixup|--squash)(=|$)|^-[a-zA-Z]*m/;
+
+/**
+ * Whether a git write is one commit-ahead takes on ('ahead'), needs someone at an editor ('person'),
+ * or neither (null: an ordinary git-write boundary). Forms that would change working-tree files
+ * (a switch to an existing branch, a start point) stay boundaries.
+ */
+function gitAheadForm(sub: string, rest: string[]): 'ahead' | 'person' | null {
+  const options = rest.filter((arg) => arg.startsWith('-'));
+  const operands = rest.filter((arg) => !arg.startsWith('-'));
+  switch (sub) {
+    case 'add':
+      return options.some((arg) => INTERACTIVE_GIT_OPTIONS.has(arg)) ? 'person' : 'ahead';
+    case 'commit':
+      if (options.some((arg) => INTERACTIVE_GIT_OPTIONS.has(arg))) return 'person';
+      return options.some((arg) => MESSAGE_OPTION.test(arg)) ? 'ahead' : 'person';
+    case 'switch':
+    case 'checkout': {
+      const create = sub === 'switch' ? ['-c', '--create'] : ['-b'];
+      const rest2 = rest.filter((arg) => arg !== '-q' && arg !== '--quiet');
+      return rest2.length === 2 && create.includes(rest2[0]) && !rest2[1].startsWith('-') ? 'ahead' : null;
+    }
+    case 'branch':
+      return options.length === 0 && operands.length >= 1 && operands.length <= 2 ? 'ahead' : null;
+    case 'tag': {
+      if (options.some((arg) => !/^(-a|--annotate|-m|--message(=.*)?|-F|--file(=.*)?)$/.test(arg))) return null;
+      const annotated = options.length > 0;
+      return annotated && !options.some((arg) => /^(-m|--message|-F|--file)/.test(arg)) ? 'person' : 'ahead';
+    }
+    case 'restore':
+      return rest.some((arg) => arg === '--staged' || arg === '-S') && !rest.some((arg) => arg === '--worktree' || arg === '-W' || arg === '-p' || arg === '--patch') ? 'ahead' : null;
+    default:
+      return null;
+  }
+}
+
 function gitNeed(args: string[]): CommandNeed | null {
   let i = 0;
-  while (i < args.length && args[i].startsWith('-')) i += GIT_OPTIONS_WITH_VALUE.has(args[i]) ? 2 : 1;
+  let explicitRepository = false;
+  while (i < args.length && args[i].startsWith('-')) {
+    if (args[i] === '--git-dir' || args[i] === '--work-tree' || args[i].startsWith('--git-dir=') || args[i].startsWith('--work-tree=')) explicitRepository = true;
+    i += GIT_OPTIONS_WITH_VALUE.has(args[i]) ? 2 : 1;
+  }
   const sub = args[i];
   if (sub === undefined) return null;
   const rest = args.slice(i + 1);
   if (GIT_NETWORK.has(sub)) return { kind: 'network', detail: `git ${sub} talks to a remote` };
+  const form = gitAheadForm(sub, rest);
+  if (form === 'person') return { kind: 'person', detail: `git ${sub} opens an editor or asks interactively here` };
   const writes = (() => {
     if (GIT_WRITES.has(sub)) return true;
     switch (sub) {
@@ -131,7 +181,8 @@ function gitNeed(args: string[]): CommandNeed | null {
         return false;
     }
   })();
-  return writes ? { kind: 'git-write', detail: `git ${sub} writes to .git` } : null;
+  if (!writes) return null;
+  return form === 'ahead' && !explicitRepository ? { kind: 'git-write', detail: `git ${sub} writes to .git`, ahead: true } : { kind: 'git-write', detail: `git ${sub} writes to .git` };
 }
 
 /** The words of a `command` node, literal where they can be known. */
@@ -145,19 +196,31 @@ function wordsOf(script: ParsedScript, node: SyntaxNode): (string | undefined)[]
   return words;
 }
 
+/** The more binding of two needs: any other need outranks a git write commit-ahead can take. */
+function firmer(a: CommandNeed | null, b: CommandNeed | null): CommandNeed | null {
+  if (!a) return b;
+  if (!b) return a;
+  return a.kind === 'git-write' && a.ahead ? b : a;
+}
+
+function isFinal(need: CommandNeed | null): boolean {
+  return need !== null && !(need.kind === 'git-write' && need.ahead);
+}
+
 function scan(script: ParsedScript, node: SyntaxNode, inner: (source: string) => CommandNeed | null): CommandNeed | null {
+  let found: CommandNeed | null = null;
   if (node.type === 'command') {
-    const need = needOfArgv(wordsOf(script, node), inner);
-    if (need) return need;
+    found = firmer(found, needOfArgv(wordsOf(script, node), inner));
+    if (isFinal(found)) return found;
   }
   if (node.type === 'for_statement' && node.children.some((child) => !child.named && child.type === 'select')) {
     return { kind: 'person', detail: 'select waits for a choice at the terminal' };
   }
   for (const child of node.children) {
-    const need = scan(script, child, inner);
-    if (need) return need;
+    found = firmer(found, scan(script, child, inner));
+    if (isFinal(found)) return found;
   }
-  return null;
+  return found;
 }
 
 /** The first thing the command needs that the sandbox withholds, or null when it may run inside. */

@@ -156,6 +156,8 @@ export class LandlockSandbox implements ShellSandbox {
   async run(request: SandboxRunRequest): Promise<SandboxOutcome> {
     const availability = await this.probe();
     if (!availability.available) return { ok: false, reason: availability.reason, aborted: false };
+    // No mount namespace, so no overlay to take git's writes: commit ahead needs the namespace backend.
+    if (request.git) return { ok: false, reason: 'the Landlock sandbox cannot give git a private .git', aborted: false };
     return this.execute(request);
   }
 

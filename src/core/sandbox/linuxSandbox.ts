@@ -20,12 +20,12 @@ import { OutputCap } from '../process/nodeProcessRunner';
 import { sandboxFailureCause } from './failureCause';
 import { KeeperChannel, keeperArgv, type KeeperEvent } from './keeper';
 import { buildLayer } from './layerBuilder';
-import { buildMountPlan, unusableWorkspace, type WorkspaceMount } from './mountPlan';
+import { buildMountPlan, unmountablePath, unusableWorkspace, type WorkspaceMount } from './mountPlan';
 import { probeLinuxSandbox } from './probe';
 import { formatBytes, readBack, type Readback } from './readback';
 import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
 import { makeWhiteout, ScratchSpace } from './scratch';
-import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxGitAccess, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
 import { runCgroup, writablePidsCgroup } from './pidsCgroup';
 import { hitProcessLimit, limitProblem, resolveLimits } from './resourceLimits';
@@ -77,6 +77,17 @@ function signalName(status: number): string | null {
   const number = status - SIGNAL_BASE;
   const entry = Object.entries(os.constants.signals).find(([, value]) => value === number);
   return entry ? entry[0] : null;
+}
+
+/** The .git overlay of a commit-ahead request: the real .git below the speculation's git layer, and a fresh upper of this run's own unless read-only. */
+function gitMount(access: SandboxGitAccess, runDir: string): { target: string; lowers: string[]; upper?: { upper: string; work: string } } {
+  const lowers = [access.layer, access.gitDir];
+  if (access.readOnly) return { target: access.gitDir, lowers };
+  const upper = path.join(runDir, 'git-upper');
+  const work = path.join(runDir, 'git-work');
+  mkdirSync(upper, { mode: 0o755 });
+  mkdirSync(work, { mode: 0o700 });
+  return { target: access.gitDir, lowers, upper: { upper, work } };
 }
 
 export class LinuxSandbox implements ShellSandbox {
@@ -149,6 +160,10 @@ export class LinuxSandbox implements ShellSandbox {
     const root = request.workspace.root;
     const unusable = unusableWorkspace(root);
     if (unusable) return { ok: false, reason: `this workspace cannot be sandboxed: ${unusable}`, aborted: false, stage: 'workspace' };
+    if (request.git) {
+      const why = request.git.gitDir !== path.join(root, '.git') ? 'its git folder is not the workspace\'s own .git' : !request.workspace.writable && !request.git.readOnly ? 'git may only write with a writable workspace' : unmountablePath(request.git.layer);
+      if (why) return { ok: false, reason: `the repository cannot be made writable here: ${why}`, aborted: false, stage: 'workspace' };
+    }
     if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
     if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
 
@@ -206,8 +221,10 @@ export class LinuxSandbox implements ShellSandbox {
     }
 
     const home = sandboxHome(this.hostEnv, workspace.root);
-    const { env, toolchains } = await this.environment(workspace.root, home, tools, layout);
-    const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes });
+    const { env: baseEnv, toolchains } = await this.environment(workspace.root, home, tools, layout);
+    const git = request.git ? gitMount(request.git, runDir) : undefined;
+    const env = request.git ? { ...baseEnv, ...request.git.env } : baseEnv;
+    const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes, ...(git ? { git } : {}) });
     const fstab = path.join(runDir, 'fstab');
     // A few dozen tiny metadata operations: done synchronously, they cost less than the thread-pool
     // round trips their promises would (which dominate on a loaded machine).
@@ -252,6 +269,7 @@ export class LinuxSandbox implements ShellSandbox {
       changes: readback && problems.length === 0 ? readback.changes : [],
       problems,
       blockedBy: sandboxFailureCause({ exitCode, timedOut, output, hostHome, workspaceWritable: workspace.writable, hiddenPath }),
+      ...(git?.upper && readback && !timedOut && !stoppedForSize ? { gitUpper: git.upper.upper } : {}),
       dispose: async () => undefined,
     };
     return { ok: true, result };

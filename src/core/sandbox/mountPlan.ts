@@ -26,6 +26,8 @@ export interface MountPlanInput {
   workspace: WorkspaceMount;
   /** Size of each fresh tmpfs (/tmp, HOME, /dev/shm), in bytes. */
   tmpfsBytes: number;
+  /** Commit ahead: an overlay of its own at the workspace's .git (mounted over the workspace's), writable for this command. */
+  git?: { target: string; lowers: string[]; upper?: { upper: string; work: string } };
 }
 
 export interface MountPlan {
@@ -159,6 +161,12 @@ export function buildMountPlan(input: MountPlanInput): MountPlan {
     options.push(OVERLAY_OPTIONS, 'X-mount.mkdir');
     if (!ws.upper) options.push('ro');
     lines.push(line('overlay', at(ws.root), 'overlay', fstabField(options.join(','))));
+  }
+  if (input.git) {
+    // After the workspace: the .git of its merged view is the mount point, so git's writes land in
+    // the git upper folder, not among the command's file changes.
+    const options = [`lowerdir=${input.git.lowers.join(':')}`, ...(input.git.upper ? [`upperdir=${input.git.upper.upper}`, `workdir=${input.git.upper.work}`] : []), OVERLAY_OPTIONS, ...(input.git.upper ? [] : ['ro'])];
+    lines.push(line('overlay', at(input.git.target), 'overlay', fstabField(options.join(','))));
   }
   // Parents first; a folder that is also a bind target must exist before anything inside it.
   const sortedDirs = [...dirs].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));

@@ -60,6 +60,26 @@ export interface SandboxLimits {
   maxMemoryBytes?: number;
 }
 
+/**
+ * Commit ahead (src/core/git): for this one command the repository's .git is an overlay too: the
+ * real .git below `layer` (the speculation's earlier git writes, files at their paths), its writes
+ * in a fresh folder of the run, handed back as `SandboxResult.gitUpper`. Only with a writable
+ * workspace, and only on the namespace backend (a shared keeper runs such a request on its own).
+ */
+export interface SandboxGitAccess {
+  /** The workspace's own .git folder (absolute, inside the workspace root). */
+  gitDir: string;
+  /** The speculation's git layer folder (may be empty). */
+  layer: string;
+  /** Extra variables for the command (the user's commit identity, as the live commit would use). */
+  env: Record<string, string>;
+  /**
+   * True: .git shows the layer over the real .git read-only, with no git upper (a later command of a
+   * speculation that committed ahead sees its commits: `git log`, `git status`), and nothing is handed back.
+   */
+  readOnly?: boolean;
+}
+
 export interface SandboxRunRequest {
   command: string;
   /** Absolute working directory inside the workspace root. */
@@ -67,6 +87,7 @@ export interface SandboxRunRequest {
   workspace: SandboxWorkspace;
   limits: SandboxLimits;
   signal?: AbortSignal;
+  git?: SandboxGitAccess;
 }
 
 /** One change the command made inside the workspace, relative to what it was shown. */
@@ -113,6 +134,8 @@ export interface SandboxResult {
   problems: SandboxProblem[];
   /** Set when the command failed and its output says why the sandbox was in its way. */
   blockedBy: SandboxBlock | null;
+  /** With `git` in the request and a command that ran to its end: the folder holding what it wrote under .git (valid until dispose). */
+  gitUpper?: string;
   /** Removes the run's folder; call after using `changes` (their content paths vanish). Idempotent. */
   dispose(): Promise<void>;
 }

@@ -6,6 +6,9 @@ import type { SandboxResult } from '../sandbox/shellSandbox';
 import type { SandboxRun, ToolContext, ToolResult } from './types';
 import { failure, success } from './toolSupport';
 
+/** Lines of a failed git command's output (a pre-commit hook's complaint) that the boundary shows. */
+const GIT_FAILURE_LINES = 12;
+
 /** The sandbox's own default for what a command may write. */
 export const SANDBOX_DEFAULT_MAX_WRITE_BYTES = 256 * 1024 * 1024;
 
@@ -56,6 +59,9 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
 
   const timeoutMs = context.sandboxLimits?.timeoutMs ?? input.timeoutMs;
   const maxWriteBytes = context.sandboxLimits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES;
+  const access = run.git ? await run.git.access() : null;
+  if (access && 'refused' in access) return boundaryResult(`changes the git repository, which cannot be done ahead here: ${access.refused}`);
+  const git = access ?? undefined;
   const layer = run.target ? await run.target.layer() : undefined;
   const outcome = await sandbox.run({
     command,
@@ -63,6 +69,7 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
     workspace: { root: context.fs.root, writable: run.writable, ...(layer ? { layer } : {}) },
     limits: { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes },
     ...(context.signal ? { signal: context.signal } : {}),
+    ...(git ? { git } : {}),
   });
   if (!outcome.ok) {
     if (outcome.aborted) return failure('The command was cancelled and everything it started was stopped.');
@@ -70,13 +77,14 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
   }
   const result = outcome.result;
   try {
-    return await settle(result, input, { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes }, forSpeculation);
+    // Only a command the gate let write .git hands its git writes back (a read-only view hands nothing).
+    return await settle(result, input, { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes }, forSpeculation, git !== undefined && !git.readOnly);
   } finally {
     await result.dispose();
   }
 }
 
-async function settle(result: SandboxResult, input: SandboxedShellInput, limits: { timeoutMs: number; maxOutputBytes: number; maxWriteBytes: number }, forSpeculation: boolean): Promise<ToolResult> {
+async function settle(result: SandboxResult, input: SandboxedShellInput, limits: { timeoutMs: number; maxOutputBytes: number; maxWriteBytes: number }, forSpeculation: boolean, gitWrites: boolean): Promise<ToolResult> {
   const { run } = input;
   const text = shellResultText(result, limits);
   if (result.blockedBy) {
@@ -89,8 +97,19 @@ async function settle(result: SandboxResult, input: SandboxedShellInput, limits:
     const detail = problem.kind === 'too-large' ? `${problem.detail} (the limit is speculate.sandbox.maxWriteMegabytes, ${formatBytes(limits.maxWriteBytes)})` : problem.detail;
     return boundaryResult(detail, text);
   }
+  if (run.git && gitWrites) {
+    // A git command that failed (a pre-commit hook, nothing to commit) is where the user takes over, with its output.
+    if (result.exitCode !== 0 || result.timedOut) {
+      const said = result.output.trim().split('\n').slice(-GIT_FAILURE_LINES).join('\n');
+      return boundaryResult(`changes the git repository and failed ahead (${result.timedOut ? 'timed out' : `exit code ${result.exitCode ?? result.signal}`})${said ? `:\n${said}` : ''}`, text);
+    }
+    if (!result.gitUpper) return boundaryResult('changes the git repository, and its git writes could not be read back', text);
+    const absorbed = await run.git.absorb(result.gitUpper);
+    // The preview of what Tab would commit is the speculation's to show (its snapshot), not the model's to read.
+    if (!absorbed.ok) return boundaryResult(absorbed.detail, text);
+  }
   const changed = run.writable && run.target ? await run.target.apply(result.changes, result.startedAt) : [];
-  const note = result.timedOut && run.writable ? '\n[What it had changed when it was stopped was dropped.]' : '';
+  const note = (result.timedOut && run.writable ? '\n[What it had changed when it was stopped was dropped.]' : '');
   const tool: ToolResult = result.exitCode === 0 && !result.timedOut ? success(text + note, changed.length > 0 ? changed : undefined) : { ...failure(text + note), ...(changed.length > 0 ? { filesChanged: changed } : {}) };
   return { ...tool, sandboxed: { writable: run.writable, changed } };
 }

@@ -4,7 +4,7 @@ import type { ToolArgs, ToolDefinition } from '../messages';
 import type { ProtectedPaths } from '../fs/protectedPaths';
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
-import type { SandboxChange, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
+import type { SandboxChange, SandboxGitAccess, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
 
 export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction' | 'mcp';
 
@@ -109,11 +109,25 @@ export interface SandboxTarget {
   apply(changes: readonly SandboxChange[], startedAt: number): Promise<string[]>;
 }
 
+/** Commit ahead: the speculation's private .git for one git command (src/core/git). */
+export interface SandboxGitTarget {
+  /**
+   * The sandbox option for this command, or why the repository cannot be taken on (a boundary). A
+   * read-only view (`readOnly`) is given to the speculation's other commands once it has committed
+   * ahead; null: nothing to show them.
+   */
+  access(): Promise<SandboxGitAccess | { refused: string } | null>;
+  /** Takes the finished command's .git writes into the speculation, or says why not (a boundary). */
+  absorb(upper: string): Promise<{ ok: true } | { ok: false; detail: string }>;
+}
+
 /** How one call runs in the sandbox; set per call by whoever decided it (the speculation gate). */
 export interface SandboxRun {
   /** True: writes land in `target`. False: the workspace is read-only inside. */
   writable: boolean;
   target?: SandboxTarget;
+  /** Set when the gate let a git write run ahead: .git is writable for this command, in the speculation's git layer. */
+  git?: SandboxGitTarget;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */

@@ -16,12 +16,13 @@ export function changedText(summary: CheckpointSummary): string {
 }
 
 /** The line after an accepted speculation: time saved, then what the user kept or left out. */
-export function acceptLineText(event: { toolCalls: unknown[]; timeSavedMs: number; notApplied: string[]; excluded: string[]; continuesLive: boolean; droppedHunks?: readonly DroppedHunks[] }): string {
+export function acceptLineText(event: { toolCalls: unknown[]; timeSavedMs: number; notApplied: string[]; excluded: string[]; continuesLive: boolean; droppedHunks?: readonly DroppedHunks[]; committedAhead?: { moved: string[]; indexNote?: string } }): string {
   const kept = event.notApplied.length > 0 ? ` · kept your version of ${event.notApplied.join(', ')}` : '';
   const left = event.excluded.length > 0 ? ` · left out ${event.excluded.join(', ')}` : '';
   const dropped = (event.droppedHunks ?? []).map((entry) => ` · left out ${entry.dropped.length} of ${entry.total} changes in ${entry.path} (${entry.dropped.join(', ')})`).join('');
   const live = event.continuesLive ? ' · continuing live' : '';
-  return `${speculationNoticeText(event.toolCalls.length, event.timeSavedMs)}${kept}${left}${dropped}${live}`;
+  const committed = event.committedAhead ? `${event.committedAhead.moved.length > 0 ? ` · committed ${event.committedAhead.moved.join(', ')}` : ''}${event.committedAhead.indexNote ? ` · ${event.committedAhead.indexNote}` : ''}` : '';
+  return `${speculationNoticeText(event.toolCalls.length, event.timeSavedMs)}${committed}${kept}${left}${dropped}${live}`;
 }
 
 export function undoConflictFiles(conflicts: readonly RestoreConflict[]): UndoConflictFile[] {

@@ -33,4 +33,26 @@ describe('sandbox command needs', () => {
       assert.equal(await need(command), 'git-write', command);
     }
   });
+
+  it('commit ahead: add, commit with a message, a new branch or tag, restore --staged are git writes it can take', async () => {
+    const ahead = async (command: string) => {
+      const found = await commandNeeds(command);
+      return found?.kind === 'git-write' && found.ahead === true;
+    };
+    for (const command of ['git add .', 'git commit -m x', 'git commit -am "fix it"', 'git commit --message=x', 'git -c core.pager=cat commit -am x', 'git switch -c new', 'git checkout -b new', 'git branch new-branch', 'git branch new-branch main', 'git tag v1', 'git tag -a v1 -m release', 'git restore --staged a', 'git add . && git commit -m x', 'npm test && git commit -am x', 'git switch -q -c topic && git commit -q -am x']) {
+      assert.equal(await ahead(command), true, command);
+    }
+    for (const command of ['git checkout main', 'git switch main', 'git switch -c new origin/main', 'git checkout -b new main', 'git stash', 'git reset --hard', 'git rebase main', 'git branch -d old', 'git branch -m a b', 'git tag -d v1', 'git tag -f v1', 'git config user.name x', 'git --git-dir=/elsewhere/.git commit -m x', 'git restore --staged --worktree a', 'git commit --amend -m x && git stash']) {
+      assert.equal(await ahead(command), false, command);
+    }
+  });
+
+  it('commit ahead: whatever else a command needs outranks the git write, and a commit without a message needs a person', async () => {
+    assert.equal(await need('git commit -am x && git push'), 'network');
+    assert.equal(await need('git push && git commit -am x'), 'network');
+    assert.equal(await need('git commit'), 'person');
+    assert.equal(await need('git commit -a'), 'person');
+    assert.equal(await need('git add -p'), 'person');
+    assert.equal(await need('git tag -a v1'), 'person');
+  });
 });

@@ -50,6 +50,19 @@ describe('sandbox mount plan', () => {
     assert.match(line, /^overlay \/s\/home\/me\/project overlay lowerdir=\/l:\/home\/me\/project,upperdir=\/u,workdir=\/w,userxattr,redirect_dir=nofollow,/);
   });
 
+  it('commit ahead: .git gets an overlay of its own after the workspace, the git layer above the real .git', () => {
+    const git = { target: '/home/me/project/.git', lowers: ['/gl', '/home/me/project/.git'], upper: { upper: '/gu', work: '/gw' } };
+    const lines = plan({ git }).fstab.trim().split('\n');
+    const at = (target: string) => lines.findIndex((line) => line.split(' ')[1] === target);
+    assert.match(lines[at('/s/home/me/project/.git')], /^overlay \/s\/home\/me\/project\/\.git overlay lowerdir=\/gl:\/home\/me\/project\/\.git,upperdir=\/gu,workdir=\/gw,userxattr,/);
+    assert.ok(at('/s/home/me/project/.git') > at('/s/home/me/project'), 'mounted over the workspace, not under it');
+    assert.equal(entry(plan().fstab, '/s/home/me/project/.git'), undefined, 'only for requests that ask');
+    // A later command of the speculation sees its commits, read-only.
+    const view = entry(plan({ git: { target: git.target, lowers: git.lowers } }).fstab, '/s/home/me/project/.git') ?? '';
+    assert.match(view, /lowerdir=\/gl:\/home\/me\/project\/\.git,userxattr,.*,ro 0 0$/);
+    assert.doesNotMatch(view, /upperdir/);
+  });
+
   it('a read-only workspace is a read-only bind, or a read-only overlay when a layer is stacked', () => {
     assert.equal(entry(plan({ workspace: { kind: 'read-only', root: '/ws' } }).fstab, '/s/ws'), '/ws /s/ws none bind,ro,X-mount.mkdir 0 0');
     const stacked = entry(plan({ workspace: { kind: 'overlay', root: '/ws', lowers: ['/l', '/ws'] } }).fstab, '/s/ws') ?? '';

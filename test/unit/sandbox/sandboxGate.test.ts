@@ -86,4 +86,22 @@ describe('speculation gate with a sandbox', () => {
       assert.equal(network.decision, 'boundary', mode);
     }
   });
+
+  it('commit ahead: a git write it can take runs in the sandbox with .git writable, in auto-edit and yolo only', async () => {
+    const withGit = (approvalMode: ApprovalMode, extra: Partial<GateContext> = {}) => ({ ...context(approvalMode, true), gitAhead: true, ...extra });
+    for (const mode of ['auto-edit', 'yolo'] as const) {
+      const decision = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'git add -A && git commit -m x' }, withGit(mode));
+      assert.deepEqual([decision.decision, decision.decision === 'sandbox' && decision.writable, decision.decision === 'sandbox' && decision.git], ['sandbox', true, true], mode);
+    }
+    for (const mode of ['default', 'plan'] as const) {
+      const decision = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'git commit -am x' }, withGit(mode));
+      assert.equal(decision.decision, 'boundary', mode);
+    }
+    const landlock = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'git commit -am x' }, withGit('yolo', { sandboxWrites: 'none' }));
+    assert.equal(landlock.decision, 'boundary');
+    const other = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'git rebase main' }, withGit('yolo'));
+    assert.match(other.reason, /changes the git repository/);
+    const without = await gateToolCall('run_shell_command', runShellCommandTool, { command: 'git commit -am x' }, context('yolo', true));
+    assert.equal(without.decision, 'boundary');
+  });
 });

@@ -109,6 +109,21 @@ describe('ChatPresenter', () => {
     assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /left out 1 of 3 changes in a\.ts \(line 4 \(\+1\)\)/);
   });
 
+  it('says on the accept line what was committed ahead, and when the index stayed as the user had it', () => {
+    const { chat, posted } = presenter();
+    chat.handle({ type: 'speculation_accepted', runId: 'r', suggestion: 'commit it', historyStart: 0, applied: [], notApplied: [], excluded: [], timeSavedMs: 0, alreadyRendered: true, continuesLive: false, toolCalls: [], messages: [{ role: 'user', content: 'commit it' }], point: { id: 'pt1', historyLength: 1, checkpointId: null }, checkpoint: null, committedAhead: { moved: ['main: 1a2b3c4 → 5d6e7f8'], indexNote: 'the index was not updated: you changed it since the speculation read it' } });
+    const items = posted.flatMap((m) => (m.type === 'appendItems' ? m.items : []));
+    assert.match(items[0].kind === 'turnEnd' ? items[0].text : '', /committed main: 1a2b3c4 → 5d6e7f8 · the index was not updated: you changed it/);
+  });
+
+  it('carries what Tab would commit (commit ahead) to the status line, and nothing when the run did not commit', () => {
+    const commitAhead = { moves: ['main: 1a2b3c4 → 5d6e7f8'], log: 'commit 5d6e7f8\nAuthor: Ada <ada@example.com>\n\n    Add farewell\n\n src/greet.ts | 3 +++', diff: '+farewell', note: 'dates are the speculation’s' };
+    const status = speculationStatusOf(snapshot({ status: 'completed', commitAhead }));
+    assert.deepEqual(status.commitAhead, { moves: commitAhead.moves, log: commitAhead.log, note: commitAhead.note });
+    assert.equal(speculationStatusOf(snapshot({ status: 'completed' })).commitAhead, undefined);
+    assert.equal(speculationStatusOf(snapshot({ status: 'completed', commitAhead: null })).commitAhead, undefined);
+  });
+
   it('maps every speculation state to the status line, in words', () => {
     assert.equal(speculationStatusOf(null).state, 'idle');
     assert.equal(speculationStatusOf(snapshot({ status: 'running' })).state, 'running');
