@@ -12,23 +12,25 @@
 // that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
 // loopback device without iproute2) is not needed for what SANDBOX.md promises.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isWithin } from '../fs/paths';
 import { OutputCap } from '../process/nodeProcessRunner';
-import { sandboxFailureCause } from './failureCause';
 import { KeeperChannel, keeperArgv, type KeeperEvent } from './keeper';
+import { KEPT_PROCESSES, KeptSandbox } from './keptSandbox';
+import { findHelper, helperCandidates, KEEPER_HELPER_NAME } from './landlockHelper';
 import { buildLayer } from './layerBuilder';
 import { buildMountPlan, unusableWorkspace, type WorkspaceMount } from './mountPlan';
 import { probeLinuxSandbox } from './probe';
-import { formatBytes, readBack, type Readback } from './readback';
+import { readBack, type Readback } from './readback';
+import { makeSkeleton, sandboxResult, type FailureStage, type RunFailure, type SpawnedRun } from './runOutcome';
 import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
 import { makeWhiteout, ScratchSpace } from './scratch';
-import type { SandboxAvailability, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
 import { runCgroup, writablePidsCgroup } from './pidsCgroup';
-import { hitProcessLimit, limitProblem, resolveLimits } from './resourceLimits';
+import { hitProcessLimit, resolveLimits } from './resourceLimits';
 import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
@@ -43,6 +45,16 @@ export interface LinuxSandboxOptions {
   sysctlDir?: string;
   /** Defaults for what a command may use when the request names none (resourceLimits.ts). */
   limits?: { maxProcesses?: number; maxMemoryBytes?: number };
+  /** The kept sandbox's keeper (native/sandbox-keeper.c); default: the one built beside this code; null: none (every command gets a fresh sandbox). */
+  keeper?: string | null;
+}
+
+interface KeptSession {
+  /** What the keeper fixed for the whole session; a request that differs gets a fresh sandbox. */
+  signature: string;
+  sandbox: KeptSandbox;
+  busy: boolean;
+  hiddenPath: (absolute: string) => boolean;
 }
 
 interface Prepared {
@@ -50,17 +62,8 @@ interface Prepared {
   layout: SystemLayout;
 }
 
-/** Where a run that did not run failed; the probe turns these into reasons a user can act on. */
-export type FailureStage = 'tools' | 'workspace' | 'aborted' | 'start' | 'namespaces' | 'mount' | 'pivot' | 'cwd' | 'limits' | 'readback';
-export interface LinuxRunFailure {
-  ok: false;
-  reason: string;
-  aborted: boolean;
-  stage: FailureStage;
-  /** What the setup programs said (stderr), for the probe's reason. */
-  diagnostics?: string;
-}
-type Failure = LinuxRunFailure;
+export type { FailureStage, RunFailure as LinuxRunFailure } from './runOutcome';
+type Failure = RunFailure;
 
 const SETUP_FAILURES: Record<string, string> = {
   mount: 'its file system could not be mounted',
@@ -70,15 +73,6 @@ const SETUP_FAILURES: Record<string, string> = {
 };
 /** The keeper and the bash it runs the command with, counted by the process limit beside the command's own. */
 const KEEPER_PROCESSES = 3;
-/** Exit statuses above this are 128 + the signal that ended the command (bash's convention). */
-const SIGNAL_BASE = 128;
-
-function signalName(status: number): string | null {
-  const number = status - SIGNAL_BASE;
-  const entry = Object.entries(os.constants.signals).find(([, value]) => value === number);
-  return entry ? entry[0] : null;
-}
-
 export class LinuxSandbox implements ShellSandbox {
   private availability: Promise<SandboxAvailability> | undefined;
   private prepared: Promise<Prepared | { missing: string; from: string }> | undefined;
@@ -135,6 +129,19 @@ export class LinuxSandbox implements ShellSandbox {
     return cached;
   }
 
+  /** The speculations' kept sandboxes, by session id. */
+  private readonly kept = new Map<string, KeptSession>();
+  /** Sessions whose kept sandbox broke: their later commands run in fresh sandboxes. */
+  private readonly freshOnly = new Set<string>();
+  /** Why no keeper can run on this machine, once one failed to start: every command then gets a fresh sandbox. */
+  private keeperUnusable: string | undefined;
+  private keeperHelper: Promise<string | undefined> | undefined;
+
+  /** Why commands of a speculation do not share a sandbox here, or undefined while they may. */
+  get keptSandboxUnusable(): string | undefined {
+    return this.keeperUnusable;
+  }
+
   async run(request: SandboxRunRequest): Promise<SandboxOutcome> {
     const availability = await this.probe();
     if (!availability.available) return { ok: false, reason: availability.reason, aborted: false };
@@ -151,6 +158,10 @@ export class LinuxSandbox implements ShellSandbox {
     if (unusable) return { ok: false, reason: `this workspace cannot be sandboxed: ${unusable}`, aborted: false, stage: 'workspace' };
     if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
     if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
+    if (request.session) {
+      const kept = await this.runKept(request, request.session, prepared);
+      if (kept) return kept;
+    }
 
     const runDir = await this.scratch.runFolder();
     /** Removals that know what they made, done before the run folder's walk (which then has less to find). */
@@ -209,52 +220,89 @@ export class LinuxSandbox implements ShellSandbox {
     const { env, toolchains } = await this.environment(workspace.root, home, tools, layout);
     const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes });
     const fstab = path.join(runDir, 'fstab');
-    // A few dozen tiny metadata operations: done synchronously, they cost less than the thread-pool
-    // round trips their promises would (which dominate on a loaded machine).
-    for (const dir of plan.dirs) mkdirSync(path.join(skeleton, dir), { recursive: true, mode: 0o755 });
-    for (const file of plan.files) {
-      mkdirSync(path.dirname(path.join(skeleton, file)), { recursive: true, mode: 0o755 });
-      writeFileSync(path.join(skeleton, file), '', { mode: 0o644 });
-    }
-    for (const link of plan.symlinks) {
-      mkdirSync(path.dirname(path.join(skeleton, link.path)), { recursive: true, mode: 0o755 });
-      symlinkSync(link.target, path.join(skeleton, link.path));
-    }
+    makeSkeleton(skeleton, plan);
     writeFileSync(fstab, plan.fstab, { mode: 0o600 });
 
-    // What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty).
-    const visible = [...layout.system.filter((entry) => entry.kind === 'bind').map((entry) => entry.path), ...toolchains, workspace.root, '/proc', '/sys', '/dev'];
-    const hiddenPath = (absolute: string) => !visible.some((dir) => isWithin(dir, path.resolve(absolute))) && existsSync(absolute);
+    const hiddenPath = this.hiddenPaths(layout, toolchains, workspace.root);
     const startedAt = Date.now();
     const ran = await this.spawnKeeper(request, tools, env, fstab, skeleton, { upper, lowerLayer, writable: workspace.writable, runDir });
     if (!ran.ok) return ran;
-    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize, stoppedForProcesses } = ran;
-    const problems: SandboxProblem[] = [...(readback?.problems ?? [])];
-    const exitCodeOrSignal = exitStatus !== null && exitStatus > SIGNAL_BASE ? signalName(exitStatus) : null;
-    // RLIMIT_FSIZE stops a single file at the limit with SIGXFSZ (bash reports it for a pipeline's member).
-    const fileTooLarge = exitCodeOrSignal === 'SIGXFSZ' || /file size limit exceeded/i.test(output);
-    if (fileTooLarge && !problems.some((problem) => problem.kind === 'too-large')) {
-      problems.push({ kind: 'too-large', path: '', detail: `it wrote a file larger than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
+    return { ok: true, result: sandboxResult(ran, { request, defaults: this.options.limits, hostEnv: this.hostEnv, hiddenPath, startedAt }) };
+  }
+
+  /**
+   * The command inside its speculation's kept sandbox, started on its first command; undefined when
+   * it must run in a fresh one instead: no keeper here, the session's sandbox is busy with another
+   * command or was set up for another workspace or limit, or the keeper broke (it is then ended).
+   */
+  private async runKept(request: SandboxRunRequest, session: SandboxSession, { tools, layout }: Prepared): Promise<SandboxOutcome | Failure | undefined> {
+    if (session.lifetime.aborted || this.keeperUnusable || this.freshOnly.has(session.id)) return undefined;
+    const root = request.workspace.root;
+    const limits = resolveLimits(request.limits, this.options.limits);
+    // What the keeper fixes for the session. A request field that changes the fixed mounts or the
+    // namespaces must enter here (or the request must skip the session), so that it gets a fresh sandbox.
+    const signature = JSON.stringify([root, limits.processes]);
+    let entry = this.kept.get(session.id);
+    if (entry && (entry.signature !== signature || entry.busy)) return undefined;
+    if (!entry) {
+      const helper = await (this.keeperHelper ??= this.options.keeper === null ? Promise.resolve(undefined) : this.options.keeper ? Promise.resolve(this.options.keeper) : findHelper(helperCandidates(__dirname, KEEPER_HELPER_NAME)));
+      if (!helper) {
+        this.keeperUnusable = `its keeper (${KEEPER_HELPER_NAME}) is not part of this build`;
+        return undefined;
+      }
+      if (this.kept.has(session.id) || session.lifetime.aborted) return undefined;
+      const dir = await this.scratch.runFolder();
+      const home = sandboxHome(this.hostEnv, root);
+      const { env, toolchains } = await this.environment(root, home, tools, layout);
+      const parent = this.rootPidsCgroup();
+      const cgroup = parent ? runCgroup(parent, limits.processes + KEPT_PROCESSES + 1) : undefined;
+      const sandbox = new KeptSandbox({ helper, tools, layout, dir, release: () => this.scratch.release(dir), workspaceRoot: root, home, env, toolchains, cgroup, writeCheckMs: this.options.writeCheckMs });
+      entry = { signature, sandbox, busy: false, hiddenPath: this.hiddenPaths(layout, toolchains, root) };
+      this.kept.set(session.id, entry);
+      session.lifetime.addEventListener('abort', () => this.closeSession(session.id, true), { once: true });
+      if (session.lifetime.aborted) this.closeSession(session.id, true);
     }
-    if (stoppedForSize) problems.push({ kind: 'too-large', path: '', detail: `it wrote more than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
-    const exitCode = exitStatus === null ? null : exitStatus > SIGNAL_BASE && signalName(exitStatus) ? null : exitStatus;
-    const signal = exitStatus !== null && exitCode === null ? signalName(exitStatus) : timedOut ? 'SIGKILL' : null;
-    const limit = limitProblem({ exitCode, signal, output, stoppedForProcesses }, resolveLimits(limits, this.options.limits));
-    if (limit) problems.push(limit);
-    const hostHome = this.hostEnv.HOME && path.isAbsolute(this.hostEnv.HOME) && this.hostEnv.HOME !== '/' ? path.resolve(this.hostEnv.HOME) : undefined;
-    const result: SandboxResult = {
-      exitCode,
-      signal,
-      output,
-      truncated,
-      timedOut,
-      startedAt,
-      changes: readback && problems.length === 0 ? readback.changes : [],
-      problems,
-      blockedBy: sandboxFailureCause({ exitCode, timedOut, output, hostHome, workspaceWritable: workspace.writable, hiddenPath }),
-      dispose: async () => undefined,
-    };
-    return { ok: true, result };
+    entry.busy = true;
+    try {
+      const ready = await entry.sandbox.ready();
+      if (!ready.ok) {
+        if (!session.lifetime.aborted) this.keeperUnusable = ready.reason;
+        this.closeSession(session.id);
+        return undefined;
+      }
+      if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
+      const layer = await entry.sandbox.updateLayer(request);
+      const startedAt = Date.now();
+      const ran = await entry.sandbox.run(request, layer, limits);
+      if (!ran.ok) {
+        if (ran.aborted || ran.stage === 'cwd') return ran;
+        if (session.lifetime.aborted || request.signal?.aborted) return { ok: false, reason: 'stopped', aborted: true, stage: 'aborted' };
+        // The keeper broke: this command and the session's later ones run in fresh sandboxes.
+        this.closeSession(session.id);
+        return undefined;
+      }
+      const result = sandboxResult(ran, { request, defaults: this.options.limits, hostEnv: this.hostEnv, hiddenPath: entry.hiddenPath, startedAt });
+      let disposed: Promise<void> | undefined;
+      result.dispose = () => (disposed ??= ran.dispose?.() ?? Promise.resolve());
+      return { ok: true, result };
+    } finally {
+      entry.busy = false;
+    }
+  }
+
+  /** Ends a session's kept sandbox; `ended`: the speculation is over (no fresh-only mark needed). */
+  private closeSession(id: string, ended = false): void {
+    const entry = this.kept.get(id);
+    this.kept.delete(id);
+    if (ended) this.freshOnly.delete(id);
+    else this.freshOnly.add(id);
+    if (entry) void entry.sandbox.stop();
+  }
+
+  /** What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty). */
+  private hiddenPaths(layout: SystemLayout, toolchains: string[], root: string): (absolute: string) => boolean {
+    const visible = [...layout.system.filter((entry) => entry.kind === 'bind').map((entry) => entry.path), ...toolchains, root, '/proc', '/sys', '/dev'];
+    return (absolute: string) => !visible.some((dir) => isWithin(dir, path.resolve(absolute))) && existsSync(absolute);
   }
 
   private spawnKeeper(
@@ -264,10 +312,7 @@ export class LinuxSandbox implements ShellSandbox {
     fstab: string,
     skeleton: string,
     where: { upper: string; lowerLayer: string | undefined; writable: boolean; runDir: string },
-  ): Promise<
-    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; stoppedForProcesses: boolean; readback: Readback | undefined }
-    | Failure
-  > {
+  ): Promise<SpawnedRun | Failure> {
     const { limits, signal } = request;
     const resolved = resolveLimits(limits, this.options.limits);
     const argv = [

@@ -60,6 +60,18 @@ export interface SandboxLimits {
   maxMemoryBytes?: number;
 }
 
+/**
+ * The speculation a command belongs to: its commands may share one sandbox (namespaces and fixed
+ * mounts set up once, each command forked inside them), which ends when `lifetime` aborts. A backend
+ * without that ability, or a request its kept sandbox cannot serve as it is, runs in a fresh sandbox.
+ */
+export interface SandboxSession {
+  /** Unique per speculation. */
+  id: string;
+  /** Aborted when the speculation's run ends (any way): the shared sandbox ends with every process in it. */
+  lifetime: AbortSignal;
+}
+
 export interface SandboxRunRequest {
   command: string;
   /** Absolute working directory inside the workspace root. */
@@ -67,6 +79,7 @@ export interface SandboxRunRequest {
   workspace: SandboxWorkspace;
   limits: SandboxLimits;
   signal?: AbortSignal;
+  session?: SandboxSession;
 }
 
 /** One change the command made inside the workspace, relative to what it was shown. */
