@@ -129,6 +129,8 @@ export class Speculation {
   private turns = 0;
   private overlay: SpeculationOverlay | undefined;
   private readonly controller = new AbortController();
+  /** Ends when the run does (any way): the sandbox its shell commands share ends with it. */
+  private readonly sandboxLifetime = new AbortController();
   private readonly listeners = new Set<(event: SpeculationEvent) => void>();
   /** Hunks the user dropped before Tab, per file (the overlay already holds the files without them). */
   private readonly droppedHunkRecord = new HunkDropRecord();
@@ -238,6 +240,7 @@ export class Speculation {
     try {
       this.overlay = await this.createOverlay();
       await this.loop();
+      this.sandboxLifetime.abort();
       if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
         const conversation = [...this.options.params.history, ...this.messages];
         try {
@@ -255,6 +258,7 @@ export class Speculation {
       }
       this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
     }
+    this.sandboxLifetime.abort();
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
     this.emitStatus();
     return this.snapshot();
@@ -511,7 +515,11 @@ export class Speculation {
 
   /** How a `sandbox` decision runs: over this overlay (writable or read-only); the overlay refuses protected paths. */
   private sandboxRun(overlay: SpeculationOverlay, writable: boolean): SandboxRun {
-    return { writable, target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) } };
+    return {
+      writable,
+      target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
+      session: { id: this.id, lifetime: this.sandboxLifetime.signal },
+    };
   }
 
   /**

@@ -63,6 +63,7 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
     workspace: { root: context.fs.root, writable: run.writable, ...(layer ? { layer } : {}) },
     limits: { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes },
     ...(context.signal ? { signal: context.signal } : {}),
+    ...(run.session ? { session: run.session } : {}),
   });
   if (!outcome.ok) {
     if (outcome.aborted) return failure('The command was cancelled and everything it started was stopped.');

@@ -4,7 +4,7 @@ import type { ToolArgs, ToolDefinition } from '../messages';
 import type { ProtectedPaths } from '../fs/protectedPaths';
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
-import type { SandboxChange, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
+import type { SandboxChange, SandboxLayer, SandboxSession, ShellSandbox } from '../sandbox/shellSandbox';
 
 export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction' | 'mcp';
 
@@ -114,6 +114,8 @@ export interface SandboxRun {
   /** True: writes land in `target`. False: the workspace is read-only inside. */
   writable: boolean;
   target?: SandboxTarget;
+  /** The speculation the command belongs to: its commands may share one sandbox (SandboxSession). */
+  session?: SandboxSession;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */
