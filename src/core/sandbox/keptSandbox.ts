@@ -107,7 +107,10 @@ export class KeptSandbox {
       });
       child.stdout?.on('data', (chunk: Buffer) => {
         for (const message of this.stream.feed(chunk)) {
-          if (message.type === 'ready') settle({ ok: true });
+          if (message.type === 'ready') {
+            this.holdProcess(false);
+            settle({ ok: true });
+          }
           else if (message.type === 'fail') settle({ ok: false, reason: `its keeper failed at ${message.step} (${message.detail})${diagnostics ? `: ${diagnostics.trim().split('\n').slice(-1)[0]}` : ''}` });
           else if ('id' in message) this.handlers.get(message.id)?.(message);
         }
@@ -119,6 +122,22 @@ export class KeptSandbox {
         for (const handler of [...this.handlers.values()]) handler({ type: 'died' });
       });
     });
+  }
+
+  /**
+   * Whether the keeper keeps this process alive: while it starts and while a command runs; a kept
+   * sandbox waiting for its next command does not (a CLI that is done exits, and the keeper with it).
+   */
+  private holdProcess(hold: boolean): void {
+    const child = this.child;
+    if (!child) return;
+    if (hold) child.ref();
+    else child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) {
+      const handle = stream as unknown as { ref?: () => void; unref?: () => void } | null;
+      if (hold) handle?.ref?.();
+      else handle?.unref?.();
+    }
   }
 
   /** Ends the keeper and with it every process of the session; removes the session's folder. Idempotent. */
@@ -166,6 +185,7 @@ export class KeptSandbox {
     const stdin = this.child.stdin;
     const { signal } = request;
 
+    this.holdProcess(true);
     return new Promise((resolve) => {
       const output = new OutputCap(request.limits.maxOutputBytes);
       let hostPid: number | undefined;
@@ -211,6 +231,7 @@ export class KeptSandbox {
         stopWatching();
         signal?.removeEventListener('abort', onAbort);
         this.handlers.delete(id);
+        this.holdProcess(false);
         if (aborted) return void release().then(() => resolve({ ok: false, reason: 'stopped', aborted: true, stage: 'aborted' }));
         if (failure) return void release().then(() => resolve(failure));
         if (readbackError) {
