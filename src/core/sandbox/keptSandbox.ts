@@ -47,6 +47,10 @@ export class KeptSandbox {
   private child: ChildProcess | undefined;
   private readonly stream = new KeeperStream();
   private readonly handlers = new Map<string, Handler>();
+  /** Per command: settles when the keeper said its PID 1 (and with it its mount namespace) is gone, or the keeper ended. */
+  private readonly goneWaiters = new Map<string, () => void>();
+  /** Command folders being removed in the background; the session's folder goes after them. */
+  private readonly removals = new Set<Promise<void>>();
   private starting: Promise<{ ok: true } | { ok: false; reason: string }> | undefined;
   private closed: Promise<void> | undefined;
   private stopped = false;
@@ -112,7 +116,13 @@ export class KeptSandbox {
             settle({ ok: true });
           }
           else if (message.type === 'fail') settle({ ok: false, reason: `its keeper failed at ${message.step} (${message.detail})${diagnostics ? `: ${diagnostics.trim().split('\n').slice(-1)[0]}` : ''}` });
-          else if ('id' in message) this.handlers.get(message.id)?.(message);
+          else if ('id' in message) {
+            this.handlers.get(message.id)?.(message);
+            if (message.type === 'gone') {
+              this.goneWaiters.get(message.id)?.();
+              this.goneWaiters.delete(message.id);
+            }
+          }
         }
       });
       child.on('error', (error) => settle({ ok: false, reason: `its keeper could not start (${error.message})` }));
@@ -120,6 +130,8 @@ export class KeptSandbox {
         this.stopped = true;
         settle({ ok: false, reason: `its keeper ended before it was ready${diagnostics ? ` (${diagnostics.trim().split('\n').slice(-1)[0]})` : ''}` });
         for (const handler of [...this.handlers.values()]) handler({ type: 'died' });
+        for (const gone of this.goneWaiters.values()) gone();
+        this.goneWaiters.clear();
       });
     });
   }
@@ -149,6 +161,7 @@ export class KeptSandbox {
       child.kill('SIGKILL');
     }
     await this.closed;
+    await Promise.all([...this.removals]);
     await this.input.release().catch(() => undefined);
     this.input.cgroup?.remove();
   }
@@ -219,10 +232,20 @@ export class KeptSandbox {
             kill();
           }, this.input.writeCheckMs)
         : () => undefined;
-      // Called once the keeper said the command's PID 1 is gone, and with it the overlay mount over this folder.
-      const release = async () => {
-        openWorkFolder(commandDir);
-        await removeTree(commandDir).catch(() => undefined);
+      const gone = new Promise<void>((done) => this.goneWaiters.set(id, done));
+      // The command's folder goes once its PID 1 is gone (and with it the overlay mounted over the
+      // folder), in the background: nothing waits for it but the end of the session.
+      let removal: Promise<void> | undefined;
+      const release = (): Promise<void> => {
+        if (!removal) {
+          const removing = gone.then(async () => {
+            openWorkFolder(commandDir);
+            await removeTree(commandDir).catch(() => undefined);
+          });
+          removal = removing.finally(() => this.removals.delete(removal!));
+          this.removals.add(removal);
+        }
+        return Promise.resolve();
       };
       const finish = (failure?: RunFailure) => {
         if (settled) return;
@@ -232,11 +255,12 @@ export class KeptSandbox {
         signal?.removeEventListener('abort', onAbort);
         this.handlers.delete(id);
         this.holdProcess(false);
-        if (aborted) return void release().then(() => resolve({ ok: false, reason: 'stopped', aborted: true, stage: 'aborted' }));
-        if (failure) return void release().then(() => resolve(failure));
+        if (aborted || failure || readbackError) void release();
+        if (aborted) return resolve({ ok: false, reason: 'stopped', aborted: true, stage: 'aborted' });
+        if (failure) return resolve(failure);
         if (readbackError) {
           const why = readbackError instanceof Error ? readbackError.message : String(readbackError);
-          return void release().then(() => resolve({ ok: false, reason: `its changes could not be read back (${why})`, aborted: false, stage: 'readback' }));
+          return resolve({ ok: false, reason: `its changes could not be read back (${why})`, aborted: false, stage: 'readback' });
         }
         resolve({ ok: true, exitStatus, output: output.text(), truncated: output.truncated, timedOut, stoppedForSize, stoppedForProcesses, readback, dispose: release });
       };
@@ -263,6 +287,8 @@ export class KeptSandbox {
             }
           }
           if (!this.stopped) stdin.write(encodeRelease(id));
+          // Read back: the result is ready; its PID 1 ends in the background.
+          finish();
         } else if (message.type === 'gone' || message.type === 'died') {
           if (setupFailure) {
             const stage = setupFailure.step === 'cwd' ? 'cwd' : 'mount';
