@@ -7,8 +7,9 @@ import { EngineFault, PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import { commandNeeds } from '../sandbox/commandNeeds';
-import type { SandboxAvailability, SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
+import type { SandboxAvailability, SandboxChange, SandboxLayer, SandboxSession } from '../sandbox/shellSandbox';
 import type { SandboxRun, Tool, ToolContext } from '../tools/types';
+import { SANDBOX_DEFAULT_MAX_WRITE_BYTES } from '../tools/sandboxedShell';
 import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
@@ -239,8 +240,9 @@ export class Speculation {
   private async run(): Promise<SpeculationSnapshot> {
     try {
       this.overlay = await this.createOverlay();
+      this.prepareSandbox(this.overlay.root);
       await this.loop();
-      this.sandboxLifetime.abort();
+      await this.endSandbox();
       if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
         const conversation = [...this.options.params.history, ...this.messages];
         try {
@@ -258,7 +260,7 @@ export class Speculation {
       }
       this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
     }
-    this.sandboxLifetime.abort();
+    await this.endSandbox();
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
     this.emitStatus();
     return this.snapshot();
@@ -502,6 +504,26 @@ export class Speculation {
     return { pass: false, detail: decision.decision === 'boundary' ? decision.boundary.detail : `it would need the ${decision.decision} path` };
   }
 
+  /** The session the shell commands of this run share a sandbox in (SandboxSession). */
+  private get sandboxSession(): SandboxSession {
+    return { id: this.id, lifetime: this.sandboxLifetime.signal };
+  }
+
+  /** Starts the shared sandbox while the model writes its first answer, so the first command does not wait for it. */
+  private prepareSandbox(root: string): void {
+    const sandbox = this.options.toolContext?.shellSandbox;
+    const limits = this.options.toolContext?.sandboxLimits;
+    // Of the limits only the process limit (the sandbox's default, as for the commands) shapes the kept sandbox; the rest are each command's own.
+    sandbox?.prepareSession?.(this.sandboxSession, root, { timeoutMs: limits?.timeoutMs ?? 120_000, maxOutputBytes: 0, maxWriteBytes: limits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES });
+  }
+
+  /** Ends the shared sandbox with the run, and waits until nothing of it is left. */
+  private async endSandbox(): Promise<void> {
+    if (this.sandboxLifetime.signal.aborted) return;
+    this.sandboxLifetime.abort();
+    await this.options.toolContext?.shellSandbox?.sessionEnded?.(this.id).catch(() => undefined);
+  }
+
   /** Whether this machine's sandbox can run shell commands (probed once per process, cached); undefined: turned off. */
   private async sandboxAvailability(): Promise<SandboxAvailability | undefined> {
     const sandbox = this.options.toolContext?.shellSandbox;
@@ -518,7 +540,7 @@ export class Speculation {
     return {
       writable,
       target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
-      session: { id: this.id, lifetime: this.sandboxLifetime.signal },
+      session: this.sandboxSession,
     };
   }
 

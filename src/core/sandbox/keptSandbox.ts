@@ -156,6 +156,8 @@ export class KeptSandbox {
   async stop(): Promise<void> {
     this.stopped = true;
     const child = this.child;
+    // Whoever waits for the end waits for the keeper's exit: it must keep this process alive until then.
+    this.holdProcess(true);
     if (child && child.exitCode === null && child.signalCode === null) {
       // SIGKILL to the launcher: the keeper (PID 1 of the namespaces) dies with it (PR_SET_PDEATHSIG), and every process inside with the keeper.
       child.kill('SIGKILL');

@@ -1,6 +1,9 @@
 // The Linux ShellSandbox: util-linux's `unshare` (user, mount, pid, net, ipc, uts, cgroup namespaces)
 // and its own mounts from one fstab, an overlayfs at the workspace's path, the command without
 // capabilities; what it changed is read back from the overlay's upper folder (readback.ts).
+// A request with a session (a speculation's commands) runs instead inside that speculation's kept
+// sandbox (keptSandbox.ts: namespaces and fixed mounts made once by a native keeper), and here as
+// below only when the kept one cannot serve it.
 //
 // Why unshare + our own mounts and not bubblewrap: everything comes from util-linux, which every
 // distribution has (bubblewrap is an extra package, and Debian 12's 0.8 cannot mount the overlay, so
@@ -27,10 +30,10 @@ import { readBack, type Readback } from './readback';
 import { makeSkeleton, sandboxResult, type FailureStage, type RunFailure, type SpawnedRun } from './runOutcome';
 import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
 import { makeWhiteout, ScratchSpace } from './scratch';
-import type { SandboxAvailability, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
 import { runCgroup, writablePidsCgroup } from './pidsCgroup';
-import { hitProcessLimit, resolveLimits } from './resourceLimits';
+import { hitProcessLimit, resolveLimits, type ResolvedLimits } from './resourceLimits';
 import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
@@ -47,6 +50,10 @@ export interface LinuxSandboxOptions {
   limits?: { maxProcesses?: number; maxMemoryBytes?: number };
   /** The kept sandbox's keeper (native/sandbox-keeper.c); default: the one built beside this code; null: none (every command gets a fresh sandbox). */
   keeper?: string | null;
+}
+
+function keptSignature(root: string, limits: ResolvedLimits): string {
+  return JSON.stringify([root, limits.processes]);
 }
 
 interface KeptSession {
@@ -129,8 +136,10 @@ export class LinuxSandbox implements ShellSandbox {
     return cached;
   }
 
-  /** The speculations' kept sandboxes, by session id. */
-  private readonly kept = new Map<string, KeptSession>();
+  /** The speculations' kept sandboxes, by session id (opening, or open). */
+  private readonly kept = new Map<string, Promise<KeptSession | undefined>>();
+  /** Kept sandboxes being ended, by session id. */
+  private readonly ending = new Map<string, Promise<unknown>>();
   /** Sessions whose kept sandbox broke: their later commands run in fresh sandboxes. */
   private readonly freshOnly = new Set<string>();
   /** Why no keeper can run on this machine, once one failed to start: every command then gets a fresh sandbox. */
@@ -159,7 +168,7 @@ export class LinuxSandbox implements ShellSandbox {
     if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
     if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
     if (request.session) {
-      const kept = await this.runKept(request, request.session, prepared);
+      const kept = await this.runKept(request, request.session);
       if (kept) return kept;
     }
 
@@ -231,45 +240,66 @@ export class LinuxSandbox implements ShellSandbox {
   }
 
   /**
-   * The command inside its speculation's kept sandbox, started on its first command; undefined when
-   * it must run in a fresh one instead: no keeper here, the session's sandbox is busy with another
-   * command or was set up for another workspace or limit, or the keeper broke (it is then ended).
+   * The session's kept sandbox, opened (and its keeper started) by whoever asks first: its first
+   * command, or prepareSession ahead of it. Undefined when the session must run its commands in fresh
+   * sandboxes: no keeper here, the session is over, or its kept sandbox broke.
    */
-  private async runKept(request: SandboxRunRequest, session: SandboxSession, { tools, layout }: Prepared): Promise<SandboxOutcome | Failure | undefined> {
-    if (session.lifetime.aborted || this.keeperUnusable || this.freshOnly.has(session.id)) return undefined;
-    const root = request.workspace.root;
-    const limits = resolveLimits(request.limits, this.options.limits);
-    // What the keeper fixes for the session. A request field that changes the fixed mounts or the
-    // namespaces must enter here (or the request must skip the session), so that it gets a fresh sandbox.
-    const signature = JSON.stringify([root, limits.processes]);
-    let entry = this.kept.get(session.id);
-    if (entry && (entry.signature !== signature || entry.busy)) return undefined;
-    if (!entry) {
-      const helper = await (this.keeperHelper ??= this.options.keeper === null ? Promise.resolve(undefined) : this.options.keeper ? Promise.resolve(this.options.keeper) : findHelper(helperCandidates(__dirname, KEEPER_HELPER_NAME)));
-      if (!helper) {
-        this.keeperUnusable = `its keeper (${KEEPER_HELPER_NAME}) is not part of this build`;
-        return undefined;
-      }
-      if (this.kept.has(session.id) || session.lifetime.aborted) return undefined;
-      const dir = await this.scratch.runFolder();
+  private keptSession(session: SandboxSession, root: string, limits: ResolvedLimits): Promise<KeptSession | undefined> {
+    if (session.lifetime.aborted || this.keeperUnusable || this.freshOnly.has(session.id)) return Promise.resolve(undefined);
+    let pending = this.kept.get(session.id);
+    if (!pending) {
+      pending = this.openSession(session, root, limits);
+      this.kept.set(session.id, pending);
+      session.lifetime.addEventListener('abort', () => this.closeSession(session.id, true), { once: true });
+    }
+    return pending;
+  }
+
+  private async openSession(session: SandboxSession, root: string, limits: ResolvedLimits): Promise<KeptSession | undefined> {
+    const prepared = await this.prepare();
+    if ('missing' in prepared) return undefined;
+    const { tools, layout } = prepared;
+    const helper = await (this.keeperHelper ??= this.options.keeper === null ? Promise.resolve(undefined) : this.options.keeper ? Promise.resolve(this.options.keeper) : findHelper(helperCandidates(__dirname, KEEPER_HELPER_NAME)));
+    if (!helper) {
+      this.keeperUnusable = `its keeper (${KEEPER_HELPER_NAME}) is not part of this build`;
+      return undefined;
+    }
+    if (session.lifetime.aborted) return undefined;
+    const dir = await this.scratch.runFolder();
+    try {
       const home = sandboxHome(this.hostEnv, root);
       const { env, toolchains } = await this.environment(root, home, tools, layout);
       const parent = this.rootPidsCgroup();
       const cgroup = parent ? runCgroup(parent, limits.processes + KEPT_PROCESSES + 1) : undefined;
       const sandbox = new KeptSandbox({ helper, tools, layout, dir, release: () => this.scratch.release(dir), workspaceRoot: root, home, env, toolchains, cgroup, writeCheckMs: this.options.writeCheckMs });
-      entry = { signature, sandbox, busy: false, hiddenPath: this.hiddenPaths(layout, toolchains, root) };
-      this.kept.set(session.id, entry);
-      session.lifetime.addEventListener('abort', () => this.closeSession(session.id, true), { once: true });
-      if (session.lifetime.aborted) this.closeSession(session.id, true);
+      // What the keeper fixes for the session. A request field that changes the fixed mounts or the
+      // namespaces must enter here (or the request must skip the session), so that it gets a fresh sandbox.
+      const entry: KeptSession = { signature: keptSignature(root, limits), sandbox, busy: false, hiddenPath: this.hiddenPaths(layout, toolchains, root) };
+      void sandbox.ready().then((ready) => {
+        if (ready.ok) return;
+        if (!session.lifetime.aborted) this.keeperUnusable = ready.reason;
+        this.closeSession(session.id);
+      });
+      return entry;
+    } catch (error) {
+      await this.scratch.release(dir);
+      throw error;
     }
+  }
+
+  /**
+   * The command inside its speculation's kept sandbox; undefined when it must run in a fresh one
+   * instead: no kept sandbox for the session (see keptSession), or it is busy with another command
+   * or was set up for another workspace or process limit, or the keeper broke (it is then ended).
+   */
+  private async runKept(request: SandboxRunRequest, session: SandboxSession): Promise<SandboxOutcome | Failure | undefined> {
+    const limits = resolveLimits(request.limits, this.options.limits);
+    const entry = await this.keptSession(session, request.workspace.root, limits);
+    if (!entry || entry.busy || entry.signature !== keptSignature(request.workspace.root, limits)) return undefined;
     entry.busy = true;
     try {
       const ready = await entry.sandbox.ready();
-      if (!ready.ok) {
-        if (!session.lifetime.aborted) this.keeperUnusable = ready.reason;
-        this.closeSession(session.id);
-        return undefined;
-      }
+      if (!ready.ok) return undefined;
       if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
       const layer = await entry.sandbox.updateLayer(request);
       const startedAt = Date.now();
@@ -290,13 +320,28 @@ export class LinuxSandbox implements ShellSandbox {
     }
   }
 
+  prepareSession(session: SandboxSession, root: string, limits: SandboxLimits): void {
+    void (async () => {
+      if (!(await this.probe()).available || unusableWorkspace(root)) return;
+      const entry = await this.keptSession(session, root, resolveLimits(limits, this.options.limits));
+      await entry?.sandbox.ready();
+    })().catch(() => undefined);
+  }
+
   /** Ends a session's kept sandbox; `ended`: the speculation is over (no fresh-only mark needed). */
   private closeSession(id: string, ended = false): void {
-    const entry = this.kept.get(id);
+    const pending = this.kept.get(id);
     this.kept.delete(id);
     if (ended) this.freshOnly.delete(id);
     else this.freshOnly.add(id);
-    if (entry) void entry.sandbox.stop();
+    if (!pending) return;
+    const stopping = pending.then((entry) => entry?.sandbox.stop()).catch(() => undefined);
+    this.ending.set(id, stopping);
+    void stopping.then(() => this.ending.delete(id));
+  }
+
+  async sessionEnded(id: string): Promise<void> {
+    await this.ending.get(id);
   }
 
   /** What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty). */

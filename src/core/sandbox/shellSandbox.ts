@@ -139,4 +139,11 @@ export interface ShellSandbox {
   /** Tries the whole recipe once (mount, write, read back); later calls return the first answer. */
   probe(): Promise<SandboxAvailability>;
   run(request: SandboxRunRequest): Promise<SandboxOutcome>;
+  /**
+   * Starts a session's shared sandbox ahead of its first command (which then does not wait for it),
+   * for commands in `root` under `limits`; best effort, and nothing where the backend keeps none.
+   */
+  prepareSession?(session: SandboxSession, root: string, limits: SandboxLimits): void;
+  /** Settles once a session whose lifetime ended has no process and no folder left. */
+  sessionEnded?(id: string): Promise<void>;
 }

@@ -4,7 +4,7 @@
 import * as assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import type { SandboxChange, SandboxLayer, SandboxSession } from '../../../src/core/sandbox/shellSandbox';
-import { processesWith, sleep, sorted, type SandboxKit } from './sandboxKit';
+import { keeperProcesses, processesWith, sleep, sorted, type SandboxKit } from './sandboxKit';
 import type { Scenario } from './scenarios';
 
 let sessions = 0;
@@ -168,6 +168,20 @@ export const KEPT_SCENARIOS: Record<string, Scenario> = {
     assert.equal((await kit.runOnceIn(session, USER_NS, limits)).trim(), namespace);
     end();
     await assertSessionGone(kit);
+  },
+
+  async "a session prepared ahead has its keeper running before the first command, which runs inside it; once ended, nothing of it is left"(kit) {
+    const { session, end } = newSession();
+    kit.sandbox.prepareSession(session, kit.workspace, { timeoutMs: 20_000, maxOutputBytes: 0, maxWriteBytes: 64 * 1024 * 1024 });
+    for (let i = 0; i < 400 && keeperProcesses(kit.sandboxTmp).length === 0; i++) await sleep(25);
+    assert.ok(keeperProcesses(kit.sandboxTmp).length > 0, 'the keeper runs before any command');
+    const first = await kit.runOnceIn(session, `${USER_NS}; echo first > first.txt`);
+    const second = await kit.runOnceIn(session, USER_NS);
+    assert.equal(second, first, 'both commands ran in the prepared sandbox');
+    end();
+    await kit.sandbox.sessionEnded(session.id);
+    assert.deepEqual(keeperProcesses(kit.sandboxTmp), [], 'no process is left once the session has ended');
+    await kit.assertNothingLeft();
   },
 
   async "when the keeper cannot start, a session's commands run in fresh sandboxes, each correct"(kit) {
