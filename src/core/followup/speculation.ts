@@ -466,7 +466,10 @@ export class Speculation {
       record.ok = result.ok;
       record.result = result.output;
       if (result.sandboxed) record.sandboxed = { writable: result.sandboxed.writable, changed: [...result.sandboxed.changed] };
-      if (result.filesChanged?.length) this.filesChangedBy.set(call.id, [...result.filesChanged]);
+      if (result.filesChanged?.length) {
+        this.filesChangedBy.set(call.id, [...result.filesChanged]);
+        this.refreshSandbox(overlay);
+      }
     } catch (error) {
       if (error instanceof PathOutsideWorkspaceError) {
         // Path rewriting that fails is a boundary, like any path outside the workspace.
@@ -509,12 +512,21 @@ export class Speculation {
     return { id: this.id, lifetime: this.sandboxLifetime.signal };
   }
 
-  /** Starts the shared sandbox while the model writes its first answer, so the first command does not wait for it. */
-  private prepareSandbox(root: string): void {
+  /**
+   * Starts the shared sandbox while the model writes its first answer, so the first command does not
+   * wait for it; with `layer`, brings what it shows up to date while the model writes its next one.
+   */
+  private prepareSandbox(root: string, layer?: SandboxLayer): void {
     const sandbox = this.options.toolContext?.shellSandbox;
     const limits = this.options.toolContext?.sandboxLimits;
     // Of the limits only the process limit (the sandbox's default, as for the commands) shapes the kept sandbox; the rest are each command's own.
-    sandbox?.prepareSession?.(this.sandboxSession, root, { timeoutMs: limits?.timeoutMs ?? 120_000, maxOutputBytes: 0, maxWriteBytes: limits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES });
+    void sandbox?.prepareSession?.(this.sandboxSession, root, { timeoutMs: limits?.timeoutMs ?? 120_000, maxOutputBytes: 0, maxWriteBytes: limits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES }, layer);
+  }
+
+  /** After a tool changed files: the shared sandbox takes them in before the next command needs them. */
+  private refreshSandbox(overlay: SpeculationOverlay): void {
+    if (!this.options.toolContext?.shellSandbox?.prepareSession || this.sandboxLifetime.signal.aborted) return;
+    void overlay.sandboxLayer().then((layer) => this.prepareSandbox(overlay.root, layer), () => undefined);
   }
 
   /** Ends the shared sandbox with the run, and waits until nothing of it is left. */

@@ -1,7 +1,7 @@
 // Which backend runs this process's sandboxed commands: Linux namespaces (the overlay, SANDBOX.md's
 // recipe) where their probe passes, else Landlock + seccomp (read-only commands only), else none —
 // each answer with why. SPECULATE_SANDBOX=off|namespaces|landlock forces one (tests, diagnosis).
-import type { SandboxAvailability, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxLayer, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 
 export type SandboxChoice = 'auto' | 'off' | 'namespaces' | 'landlock';
 
@@ -46,10 +46,9 @@ export class ChosenSandbox implements ShellSandbox {
     return sandbox.run(request);
   }
 
-  prepareSession(session: SandboxSession, root: string, limits: SandboxLimits): void {
-    void this.choose().then(({ sandbox, availability }) => {
-      if (availability.available) sandbox?.prepareSession?.(session, root, limits);
-    });
+  async prepareSession(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void> {
+    const { sandbox, availability } = await this.choose();
+    if (availability.available) await sandbox?.prepareSession?.(session, root, limits, layer);
   }
 
   async sessionEnded(id: string): Promise<void> {

@@ -169,7 +169,7 @@ export class KeptSandbox {
   }
 
   /** Brings the session's layer up to what the request shows; only between commands. */
-  updateLayer(request: SandboxRunRequest): Promise<LayerUpdate> {
+  updateLayer(request: Pick<SandboxRunRequest, 'workspace'>): Promise<LayerUpdate> {
     return this.layer.update(request.workspace.layer);
   }
 

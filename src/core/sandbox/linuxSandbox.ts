@@ -30,7 +30,7 @@ import { readBack, type Readback } from './readback';
 import { makeSkeleton, sandboxResult, type FailureStage, type RunFailure, type SpawnedRun } from './runOutcome';
 import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
 import { makeWhiteout, ScratchSpace } from './scratch';
-import type { SandboxAvailability, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxLayer, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
 import { runCgroup, writablePidsCgroup } from './pidsCgroup';
 import { hitProcessLimit, resolveLimits, type ResolvedLimits } from './resourceLimits';
@@ -60,7 +60,10 @@ interface KeptSession {
   /** What the keeper fixed for the whole session; a request that differs gets a fresh sandbox. */
   signature: string;
   sandbox: KeptSandbox;
+  /** A command runs in it (one at a time: another gets a fresh sandbox). */
   busy: boolean;
+  /** A layer update made ahead of the next command (prepareSession); a command waits for it. */
+  layerWork: Promise<unknown>;
   hiddenPath: (absolute: string) => boolean;
 }
 
@@ -274,7 +277,7 @@ export class LinuxSandbox implements ShellSandbox {
       const sandbox = new KeptSandbox({ helper, tools, layout, dir, release: () => this.scratch.release(dir), workspaceRoot: root, home, env, toolchains, cgroup, writeCheckMs: this.options.writeCheckMs });
       // What the keeper fixes for the session. A request field that changes the fixed mounts or the
       // namespaces must enter here (or the request must skip the session), so that it gets a fresh sandbox.
-      const entry: KeptSession = { signature: keptSignature(root, limits), sandbox, busy: false, hiddenPath: this.hiddenPaths(layout, toolchains, root) };
+      const entry: KeptSession = { signature: keptSignature(root, limits), sandbox, busy: false, layerWork: Promise.resolve(), hiddenPath: this.hiddenPaths(layout, toolchains, root) };
       void sandbox.ready().then((ready) => {
         if (ready.ok) return;
         if (!session.lifetime.aborted) this.keeperUnusable = ready.reason;
@@ -300,6 +303,7 @@ export class LinuxSandbox implements ShellSandbox {
     try {
       const ready = await entry.sandbox.ready();
       if (!ready.ok) return undefined;
+      await entry.layerWork;
       if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
       const layer = await entry.sandbox.updateLayer(request);
       const startedAt = Date.now();
@@ -320,12 +324,18 @@ export class LinuxSandbox implements ShellSandbox {
     }
   }
 
-  prepareSession(session: SandboxSession, root: string, limits: SandboxLimits): void {
-    void (async () => {
+  async prepareSession(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void> {
+    try {
       if (!(await this.probe()).available || unusableWorkspace(root)) return;
       const entry = await this.keptSession(session, root, resolveLimits(limits, this.options.limits));
-      await entry?.sandbox.ready();
-    })().catch(() => undefined);
+      if (!entry || !(await entry.sandbox.ready()).ok || !layer) return;
+      // Between commands only: a running command has the layer mounted (its own update follows it).
+      const update = entry.layerWork.then(() => (entry.busy ? undefined : entry.sandbox.updateLayer({ workspace: { root, writable: false, layer } })));
+      entry.layerWork = update.catch(() => undefined);
+      await entry.layerWork;
+    } catch {
+      // Best effort: the next command does what this did not.
+    }
   }
 
   /** Ends a session's kept sandbox; `ended`: the speculation is over (no fresh-only mark needed). */

@@ -141,9 +141,11 @@ export interface ShellSandbox {
   run(request: SandboxRunRequest): Promise<SandboxOutcome>;
   /**
    * Starts a session's shared sandbox ahead of its first command (which then does not wait for it),
-   * for commands in `root` under `limits`; best effort, and nothing where the backend keeps none.
+   * for commands in `root` under `limits`, and with `layer` brings what it shows of the speculation up
+   * to date ahead of the next command (between commands, while the model thinks). Best effort: it
+   * settles when done and never fails; nothing happens where the backend keeps no sandbox.
    */
-  prepareSession?(session: SandboxSession, root: string, limits: SandboxLimits): void;
+  prepareSession?(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void>;
   /** Settles once a session whose lifetime ended has no process and no folder left. */
   sessionEnded?(id: string): Promise<void>;
 }

@@ -170,14 +170,18 @@ export const KEPT_SCENARIOS: Record<string, Scenario> = {
     await assertSessionGone(kit);
   },
 
-  async "a session prepared ahead has its keeper running before the first command, which runs inside it; once ended, nothing of it is left"(kit) {
+  async "a session prepared ahead has its keeper running before the first command, which runs inside it, and takes in the engine's writes ahead of the next; once ended, nothing of it is left"(kit) {
     const { session, end } = newSession();
     kit.sandbox.prepareSession(session, kit.workspace, { timeoutMs: 20_000, maxOutputBytes: 0, maxWriteBytes: 64 * 1024 * 1024 });
     for (let i = 0; i < 400 && keeperProcesses(kit.sandboxTmp).length === 0; i++) await sleep(25);
     assert.ok(keeperProcesses(kit.sandboxTmp).length > 0, 'the keeper runs before any command');
-    const first = await kit.runOnceIn(session, `${USER_NS}; echo first > first.txt`);
-    const second = await kit.runOnceIn(session, USER_NS);
-    assert.equal(second, first, 'both commands ran in the prepared sandbox');
+    const first = await kit.runOnceIn(session, USER_NS);
+    // The engine wrote a file after the first command: the layer takes it in ahead of the next one.
+    const layer: SandboxLayer = { files: [{ path: 'ahead.txt', contentPath: await kit.blob('ahead\n'), mode: 0o644 }], deletedFiles: [], deletedDirs: [] };
+    await kit.sandbox.prepareSession(session, kit.workspace, { timeoutMs: 20_000, maxOutputBytes: 0, maxWriteBytes: 64 * 1024 * 1024 }, layer);
+    const second = await kit.run(`${USER_NS}; cat ahead.txt`, { session, layer });
+    assert.equal(second.output, `${first}ahead\n`, 'the prepared sandbox, and the file taken in ahead');
+    await second.dispose();
     end();
     await kit.sandbox.sessionEnded(session.id);
     assert.deepEqual(keeperProcesses(kit.sandboxTmp), [], 'no process is left once the session has ended');
