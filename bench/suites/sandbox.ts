@@ -100,8 +100,9 @@ function newSession(): { session: SandboxSession; end: () => void } {
  */
 async function backendFigures(base: string, label: string, make: (tmpRoot: string) => ShellSandbox, writable: boolean, plainRunner: NodeProcessRunner): Promise<Figure[]> {
   const first: number[] = [];
+  const firstPrepared: number[] = [];
   const later: number[] = [];
-  const totals = { first: [] as number[], later: [] as number[], floor: [] as number[] };
+  const totals = { first: [] as number[], firstPrepared: [] as number[], later: [] as number[], floor: [] as number[] };
   const bare = async () => {
     const ms = (await timed(() => plainRunner.run('true', { cwd: base, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }))).ms;
     totals.floor.push(ms);
@@ -131,10 +132,25 @@ async function backendFigures(base: string, label: string, make: (tmpRoot: strin
       }
     }
     end();
+    if (sandbox.prepareSession) {
+      // The same, with the keeper started ahead, as a speculation does while its model writes the first answer.
+      const ahead = newSession();
+      const prepared = { ...request, session: ahead.session };
+      await sandbox.prepareSession(ahead.session, workspace, LIMITS);
+      const run = await timed(() => runOk(sandbox, prepared));
+      firstPrepared.push(run.ms - (await bare()));
+      totals.firstPrepared.push(run.ms);
+      ahead.end();
+      await sandbox.sessionEnded?.(ahead.session.id);
+    }
   }
   const kept = label === 'namespaces';
+  const preparedFigure: Figure[] = firstPrepared.length === 0 ? [] : [
+    { name: `${label}: first command of a speculation, keeper started ahead, overhead over plain bash -c`, unit: 'ms', samples: firstPrepared, target: '≤ 15 ms median', note: `as above, after prepareSession (the speculation starts its keeper while the model writes its first answer) (${FIRST_SAMPLES} samples); median whole run ${median(totals.firstPrepared).toFixed(1)} ms` },
+  ];
   return [
     { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace${kept ? ', the speculation\'s keeper started by it' : ''} (${FIRST_SAMPLES} samples); median whole run ${median(totals.first).toFixed(1)} ms, ${(median(totals.first) / median(totals.floor)).toFixed(1)}x plain bash -c` },
+    ...preparedFigure,
     { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same speculation and workspace (${LATER_SAMPLES} samples); median whole run ${median(totals.later).toFixed(1)} ms, ${(median(totals.later) / median(totals.floor)).toFixed(1)}x plain bash -c; ${kept ? 'forked inside the kept sandbox: its own mount and pid namespaces, workspace overlay, /tmp, HOME and /proc, no new keeper' : 'each command sets up its own rules (nothing to keep)'}` },
   ];
 }
@@ -235,13 +251,24 @@ export default async function sandbox(): Promise<Figure[]> {
       const { session, end } = newSession();
       const blobs = path.join(base, `blobs-${size}`);
       const samples: number[] = [];
+      const aheadSamples: number[] = [];
+      const takeInSamples: number[] = [];
       const command = size > 0 ? 'test -f src/pkg0/file0.ts' : 'true';
       try {
         for (let i = 0; i <= LAYER_SAMPLES; i++) {
           const layer = await makeLayer(blobs, size, i);
           const withNew = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer }, command, session })));
           const nothingNew = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer }, command, session })));
-          if (i > 0) samples.push(withNew.ms - nothingNew.ms);
+          // As a speculation does: the sandbox takes the new writes in right after they are made, before the command.
+          const next = await makeLayer(blobs, size, i + 1000);
+          const takeIn = await timed(() => sandbox.prepareSession(session, workspace, LIMITS, next));
+          const takenIn = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer: next }, command, session })));
+          const nothingNewAgain = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer: next }, command, session })));
+          if (i > 0) {
+            samples.push(withNew.ms - nothingNew.ms);
+            aheadSamples.push(takenIn.ms - nothingNewAgain.ms);
+            takeInSamples.push(takeIn.ms);
+          }
           await rm(blobs, { recursive: true, force: true });
         }
       } finally {
@@ -252,7 +279,14 @@ export default async function sandbox(): Promise<Figure[]> {
         unit: 'ms',
         samples,
         target: size === 1000 ? '≤ 15 ms' : undefined,
-        note: `a command in the kept sandbox after ${size} files were written since the speculation's previous command, minus the next command with nothing new, interleaved; the session's layer is updated by difference, files hard-linked from their blobs (${LAYER_SAMPLES} samples)`,
+        note: `on the command's path: a command in the kept sandbox after ${size} files were written since the speculation's previous command, minus the next command with nothing new, interleaved; the session's layer is updated by difference, files hard-linked from their blobs (${LAYER_SAMPLES} samples)`,
+      });
+      layerFigures.push({
+        name: `making ${size} earlier overlay writes visible, taken in ahead`,
+        unit: 'ms',
+        samples: aheadSamples,
+        target: size === 1000 ? '≤ 15 ms' : undefined,
+        note: `as a speculation does it: the writes taken into the kept sandbox's layer right after they were made (prepareSession, while the model writes its next answer; that step's own median ${median(takeInSamples).toFixed(1)} ms), then the command, minus the next command with nothing new (${LAYER_SAMPLES} samples)`,
       });
     }
 
