@@ -1,5 +1,5 @@
-// Compiles the Landlock sandbox's helper (native/landlock-exec.c) into dist/native/landlock-exec
-// with the machine's gcc (or, for another architecture, Debian's cross gcc: gcc-aarch64-linux-gnu).
+// Compiles the sandbox's helpers — the Landlock launcher (native/landlock-exec.c) and the namespace
+// sandbox's keeper (native/sandbox-keeper.c) — into dist/native/ with the machine's gcc (or, for another architecture, Debian's cross gcc: gcc-aarch64-linux-gnu).
 // Without gcc, or off Linux, it says so and the build goes on: the engine then reports the helper
 // missing and falls back as it would without Landlock.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -15,14 +15,17 @@ function found(program) {
   return spawnSync(program, ['--version'], { stdio: 'ignore' }).status === 0;
 }
 
+/** The helpers, each from native/<name>.c. */
+const HELPERS = ['landlock-exec', 'sandbox-keeper'];
+
 /**
- * Builds the helper for `arch` (node's names: x64, arm64) into `outDir`; returns its path, or
- * undefined (with a warning) when it cannot. `required`: throw instead (a platform package must
+ * Builds the helpers for `arch` (node's names: x64, arm64) into `outDir`; returns the Landlock
+ * helper's path, or undefined (with a warning) when it cannot. `required`: throw instead (a platform package must
  * hold its helper). A helper left from an earlier build for another architecture is removed first.
  */
 export function buildNative(outDir = 'dist/native', arch = process.arch, { required = false } = {}) {
   const out = join(outDir, 'landlock-exec');
-  rmSync(out, { force: true });
+  for (const name of HELPERS) rmSync(join(outDir, name), { force: true });
   if (process.platform !== 'linux') {
     if (required) throw new Error('build-native: the Landlock helper is built on Linux only');
     return undefined;
@@ -37,7 +40,7 @@ export function buildNative(outDir = 'dist/native', arch = process.arch, { requi
     return undefined;
   }
   mkdirSync(outDir, { recursive: true });
-  execFileSync(compiler, ['-O2', '-Wall', '-Wextra', '-Werror', '-static-pie', '-s', '-o', out, 'native/landlock-exec.c'], { stdio: 'inherit' });
+  for (const name of HELPERS) execFileSync(compiler, ['-O2', '-Wall', '-Wextra', '-Werror', '-static-pie', '-s', '-o', join(outDir, name), `native/${name}.c`], { stdio: 'inherit' });
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The speculation sandbox's costs and gains (SANDBOX.md): start overhead per command against a plain
-// `bash -c` measured in the same run, making 0 / 10 / 1000 earlier overlay writes visible to the
+// `bash -c` measured in the same run (a fresh sandbox, and the first and later commands of a
+// speculation on both backends, beside bwrap), making 0 / 10 / 1000 earlier overlay writes visible to the
 // command, reading back 1 / 100 / 10 000 files the command changed, and on the recorded demo session
 // the share of suggestions that run ahead to the end without a boundary, with and without it.
 import { chmod, cp, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
@@ -13,7 +14,7 @@ import { LandlockSandbox } from '../../src/core/sandbox/landlockSandbox';
 import { LinuxSandbox } from '../../src/core/sandbox/linuxSandbox';
 import type { ShellSandbox } from '../../src/core/sandbox/shellSandbox';
 import { readBack } from '../../src/core/sandbox/readback';
-import type { SandboxLayer, SandboxRunRequest } from '../../src/core/sandbox/shellSandbox';
+import type { SandboxLayer, SandboxRunRequest, SandboxSession } from '../../src/core/sandbox/shellSandbox';
 import { startSpeculation, type SpeculationSnapshot } from '../../src/core/followup/speculation';
 import { OpenAiCompatibleClient } from '../../src/core/llm/openAiCompatibleClient';
 import type { ChatSession } from '../../src/core/session';
@@ -45,12 +46,12 @@ async function runOk(sandbox: ShellSandbox, request: SandboxRunRequest): Promise
   await outcome.result.dispose();
 }
 
-/** A layer of `count` files the speculation wrote (content files stored like the overlay's blobs). */
-async function makeLayer(dir: string, count: number): Promise<SandboxLayer> {
+/** A layer of `count` files the speculation wrote (content files stored like the overlay's blobs; a new `version` is new blobs, as a rewrite is). */
+async function makeLayer(dir: string, count: number, version = 0): Promise<SandboxLayer> {
   const files: { path: string; contentPath: string; mode: number }[] = [];
   await mkdir(dir, { recursive: true });
   for (let i = 0; i < count; i++) {
-    const contentPath = path.join(dir, `blob${i}`);
+    const contentPath = path.join(dir, `blob${i}-v${version}`);
     await writeFile(contentPath, `export const speculated${i} = ${i};\n`, { mode: 0o644 });
     files.push({ path: `src/pkg${Math.floor(i / 100)}/file${i}.ts`, contentPath, mode: 0o644 });
   }
@@ -82,16 +83,26 @@ function runBwrap(workspace: string): Promise<void> {
   });
 }
 
+let sessions = 0;
+
+/** A speculation's lifetime, for the kept sandbox: its commands share one sandbox until end(). */
+function newSession(): { session: SandboxSession; end: () => void } {
+  const lifetime = new AbortController();
+  return { session: { id: `bench-${process.pid}-${++sessions}`, lifetime: lifetime.signal }, end: () => lifetime.abort() };
+}
+
 /**
  * Per-command overhead over a plain `bash -c true` (interleaved), for a speculation's first command
- * (a sandbox whose probe is done, its first run in a workspace: environment and rules computed)
- * and for each later one. Each command still sets up its own namespaces and mounts (one sandbox per
- * speculation is not built yet), so later commands save only the cached environment.
+ * (a sandbox whose probe is done, its first run in a workspace: environment and rules computed; on
+ * the namespace backend the speculation's keeper starts with it) and for each later one (on the
+ * namespace backend, forked inside the kept sandbox). Every command carries its speculation's
+ * session; the Landlock backend has no namespaces to keep and starts each command alike.
  */
 async function backendFigures(base: string, label: string, make: (tmpRoot: string) => ShellSandbox, writable: boolean, plainRunner: NodeProcessRunner): Promise<Figure[]> {
   const first: number[] = [];
+  const firstPrepared: number[] = [];
   const later: number[] = [];
-  const totals = { first: [] as number[], later: [] as number[], floor: [] as number[] };
+  const totals = { first: [] as number[], firstPrepared: [] as number[], later: [] as number[], floor: [] as number[] };
   const bare = async () => {
     const ms = (await timed(() => plainRunner.run('true', { cwd: base, timeoutMs: 60_000, maxOutputBytes: 64 * 1024 }))).ms;
     totals.floor.push(ms);
@@ -105,12 +116,12 @@ async function backendFigures(base: string, label: string, make: (tmpRoot: strin
     const sandbox = make(path.join(dir, 'tmp'));
     const availability = await sandbox.probe();
     if (!availability.available) throw new Error(`sandbox bench: ${label} is not available (${availability.reason})`);
-    const request: SandboxRunRequest = { command: 'true', cwd: workspace, workspace: { root: workspace, writable }, limits: LIMITS };
+    const { session, end } = newSession();
+    const request: SandboxRunRequest = { command: 'true', cwd: workspace, workspace: { root: workspace, writable }, limits: LIMITS, session };
     const boxed = await timed(() => runOk(sandbox, request));
     first.push(boxed.ms - (await bare()));
     totals.first.push(boxed.ms);
     if (i === 0) {
-      await runOk(sandbox, request);
       for (let j = 0; j <= LATER_SAMPLES; j++) {
         const again = await timed(() => runOk(sandbox, request));
         const floor = await bare();
@@ -120,10 +131,27 @@ async function backendFigures(base: string, label: string, make: (tmpRoot: strin
         }
       }
     }
+    end();
+    if (sandbox.prepareSession) {
+      // The same, with the keeper started ahead, as a speculation does while its model writes the first answer.
+      const ahead = newSession();
+      const prepared = { ...request, session: ahead.session };
+      await sandbox.prepareSession(ahead.session, workspace, LIMITS);
+      const run = await timed(() => runOk(sandbox, prepared));
+      firstPrepared.push(run.ms - (await bare()));
+      totals.firstPrepared.push(run.ms);
+      ahead.end();
+      await sandbox.sessionEnded?.(ahead.session.id);
+    }
   }
+  const kept = label === 'namespaces';
+  const preparedFigure: Figure[] = firstPrepared.length === 0 ? [] : [
+    { name: `${label}: first command of a speculation, keeper started ahead, overhead over plain bash -c`, unit: 'ms', samples: firstPrepared, target: '≤ 15 ms median', note: `as above, after prepareSession (the speculation starts its keeper while the model writes its first answer) (${FIRST_SAMPLES} samples); median whole run ${median(totals.firstPrepared).toFixed(1)} ms` },
+  ];
   return [
-    { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace (${FIRST_SAMPLES} samples); median whole run ${median(totals.first).toFixed(1)} ms, ${(median(totals.first) / median(totals.floor)).toFixed(1)}x plain bash -c` },
-    { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same sandbox and workspace (${LATER_SAMPLES} samples); median whole run ${median(totals.later).toFixed(1)} ms, ${(median(totals.later) / median(totals.floor)).toFixed(1)}x plain bash -c; each command still sets up its own sandbox` },
+    { name: `${label}: first command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: first, target: '≤ 15 ms median', note: `a fresh sandbox (probe done), its first run in a new workspace${kept ? ', the speculation\'s keeper started by it' : ''} (${FIRST_SAMPLES} samples); median whole run ${median(totals.first).toFixed(1)} ms, ${(median(totals.first) / median(totals.floor)).toFixed(1)}x plain bash -c` },
+    ...preparedFigure,
+    { name: `${label}: later command of a speculation, overhead over plain bash -c`, unit: 'ms', samples: later, target: '≤ 5 ms median', note: `same speculation and workspace (${LATER_SAMPLES} samples); median whole run ${median(totals.later).toFixed(1)} ms, ${(median(totals.later) / median(totals.floor)).toFixed(1)}x plain bash -c; ${kept ? 'forked inside the kept sandbox: its own mount and pid namespaces, workspace overlay, /tmp, HOME and /proc, no new keeper' : 'each command sets up its own rules (nothing to keep)'}` },
   ];
 }
 
@@ -228,25 +256,49 @@ export default async function sandbox(): Promise<Figure[]> {
       overhead.push(boxed.ms - bare.ms);
     }
 
-    // Earlier writes visible: the run of `true` over a layer of N files, against the same run without one.
+    // Earlier writes visible, in a speculation's kept sandbox: N files written since its last command
+    // (new blobs, as the overlay makes them) against the next command with nothing new, interleaved.
     const layerFigures: Figure[] = [];
-    const withoutLayer: number[] = [];
     for (const size of LAYER_SIZES) {
-      const layer = await makeLayer(path.join(base, `blobs-${size}`), size);
+      const { session, end } = newSession();
+      const blobs = path.join(base, `blobs-${size}`);
       const samples: number[] = [];
-      for (let i = 0; i <= LAYER_SAMPLES; i++) {
-        const noLayer = await timed(() => runOk(sandbox, request()));
-        const withLayer = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer }, command: size > 0 ? `test -f src/pkg0/file0.ts` : 'true' })));
-        if (i === 0) continue;
-        samples.push(withLayer.ms - noLayer.ms);
-        if (size === 0) withoutLayer.push(noLayer.ms);
+      const aheadSamples: number[] = [];
+      const takeInSamples: number[] = [];
+      const command = size > 0 ? 'test -f src/pkg0/file0.ts' : 'true';
+      try {
+        for (let i = 0; i <= LAYER_SAMPLES; i++) {
+          const layer = await makeLayer(blobs, size, i);
+          const withNew = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer }, command, session })));
+          const nothingNew = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer }, command, session })));
+          // As a speculation does: the sandbox takes the new writes in right after they are made, before the command.
+          const next = await makeLayer(blobs, size, i + 1000);
+          const takeIn = await timed(() => sandbox.prepareSession(session, workspace, LIMITS, next));
+          const takenIn = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer: next }, command, session })));
+          const nothingNewAgain = await timed(() => runOk(sandbox, request({ workspace: { root: workspace, writable: true, layer: next }, command, session })));
+          if (i > 0) {
+            samples.push(withNew.ms - nothingNew.ms);
+            aheadSamples.push(takenIn.ms - nothingNewAgain.ms);
+            takeInSamples.push(takeIn.ms);
+          }
+          await rm(blobs, { recursive: true, force: true });
+        }
+      } finally {
+        end();
       }
       layerFigures.push({
         name: `making ${size} earlier overlay writes visible`,
         unit: 'ms',
         samples,
-        target: size === 1000 ? '≤ 30 ms' : undefined,
-        note: `run with a layer of ${size} written files minus the same run without one, interleaved; files are hard-linked from their blobs, not copied (${LAYER_SAMPLES} samples)`,
+        target: size === 1000 ? '≤ 15 ms' : undefined,
+        note: `on the command's path: a command in the kept sandbox after ${size} files were written since the speculation's previous command, minus the next command with nothing new, interleaved; the session's layer is updated by difference, files hard-linked from their blobs (${LAYER_SAMPLES} samples)`,
+      });
+      layerFigures.push({
+        name: `making ${size} earlier overlay writes visible, taken in ahead`,
+        unit: 'ms',
+        samples: aheadSamples,
+        target: size === 1000 ? '≤ 15 ms' : undefined,
+        note: `as a speculation does it: the writes taken into the kept sandbox's layer right after they were made (prepareSession, while the model writes its next answer; that step's own median ${median(takeInSamples).toFixed(1)} ms), then the command, minus the next command with nothing new (${LAYER_SAMPLES} samples)`,
       });
     }
 
@@ -289,9 +341,9 @@ export default async function sandbox(): Promise<Figure[]> {
     const demo = demoFigures(await replayDemo(base, false), await replayDemo(base, true));
 
     return [
-      { name: 'sandboxed `true`, whole run', unit: 'ms', samples: sandboxed, note: `probe done; namespaces, mounts, keeper, read-back and clean-up (${START_SAMPLES} samples)` },
+      { name: 'sandboxed `true`, whole run, a fresh sandbox per command', unit: 'ms', samples: sandboxed, note: `no session (the fallback when a speculation's kept sandbox cannot serve a command); probe done; namespaces, mounts, keeper, read-back and clean-up (${START_SAMPLES} samples)` },
       { name: 'plain `bash -c true` (same run, interleaved)', unit: 'ms', samples: plain, note: 'NodeProcessRunner, the floor' },
-      { name: 'sandbox start overhead over plain bash -c', unit: 'ms', samples: overhead, target: '≤ 30 ms median', note: `median ratio ${(median(sandboxed) / median(plain)).toFixed(1)}x` },
+      { name: 'fresh sandbox start overhead over plain bash -c', unit: 'ms', samples: overhead, target: '≤ 30 ms median', note: `median ratio ${(median(sandboxed) / median(plain)).toFixed(1)}x` },
       ...backends,
       ...layerFigures,
       ...readbackFigures,

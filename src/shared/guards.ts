@@ -159,6 +159,7 @@ const isSpeculationStatus: Guard<SpeculationStatusView> = shape({
   suggestionId: optional(isString),
   boundary: optional(shape({ type: isString, tool: isString, detail: isString, text: optional(isString) })),
   error: optional(isString),
+  commitAhead: optional(shape({ moves: arrayOf(isString), log: isString, note: isString })),
 });
 
 const isModelInfo: Guard<ModelInfo> = shape({ label: isString, demo: isBoolean, unconfigured: optional(isBoolean), fast: optional(isString) });

@@ -142,6 +142,11 @@ export interface SpeculationStatusView {
    * says that running ahead is not working at all ("Couldn't run ahead: <the server's reason>").
    */
   error?: string;
+  /**
+   * Present when the run committed ahead: what Tab would commit — the refs it moves ("main: 1a2b3c4 →
+   * 5d6e7f8"), the new commits' log (message, author, files) and the note that their dates are the speculation's.
+   */
+  commitAhead?: { moves: string[]; log: string; note: string };
 }
 
 export interface ModelInfo {

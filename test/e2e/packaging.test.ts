@@ -24,8 +24,8 @@ const ALLOWED = [
   'extension/dist/webview.js',
   'extension/dist/tree-sitter-bash.wasm',
   'extension/dist/web-tree-sitter.wasm',
-  // The Landlock sandbox's helper, built for this machine (a platform package holds its own).
-  ...(process.platform === 'linux' ? ['extension/dist/native/landlock-exec'] : []),
+  // The sandbox's helpers (the Landlock launcher, the namespace keeper), built for this machine (a platform package holds its own).
+  ...(process.platform === 'linux' ? ['extension/dist/native/landlock-exec', 'extension/dist/native/sandbox-keeper'] : []),
 ];
 
 describe('the packaged extension', function () {

@@ -7,7 +7,7 @@ import { parseHead } from '../git/gitBase';
 import { checkRepository } from '../git/repository';
 import type { CheckpointGitMoves } from './record';
 import type { Direction, RestoreOutcome } from './restore';
-import type { CheckpointStore } from './store';
+import type { StoreFiles } from './storeFiles';
 
 /** The checkpoint's form back into git's: HEAD texts parsed. */
 function movesOf(git: CheckpointGitMoves): GitMoves | undefined {
@@ -17,7 +17,7 @@ function movesOf(git: CheckpointGitMoves): GitMoves | undefined {
   return from && to ? { refs: git.refs, head: { old: from, new: to } } : undefined;
 }
 
-async function writerLock(store: CheckpointStore): Promise<WorkspaceLock> {
+async function writerLock(store: StoreFiles): Promise<WorkspaceLock> {
   try {
     return await FileWorkspaceLock.open({ stateDir: store.options.stateDir, root: store.root });
   } catch {
@@ -31,7 +31,7 @@ function touched(git: CheckpointGitMoves): string[] {
 }
 
 /** Runs after the files' restore: moves the refs of checkpoint `id`, and adds the outcome to the files'. */
-export async function restoreGit(store: CheckpointStore, id: string, direction: Direction, filesOutcome: RestoreOutcome): Promise<RestoreOutcome> {
+export async function restoreGit(store: StoreFiles, id: string, direction: Direction, filesOutcome: RestoreOutcome): Promise<RestoreOutcome> {
   const read = await store.read(id);
   if (!read.ok || !read.record.git) return filesOutcome;
   const record = read.record;

@@ -161,6 +161,7 @@ export class AcceptFlow {
       ...(run.droppedHunks.length > 0 ? { droppedHunks: run.droppedHunks } : {}),
       point: chat.addPoint(run.checkpoint),
       checkpoint: run.checkpoint,
+      ...(run.committedAhead ? { committedAhead: { moved: run.committedAhead.moved, ...(run.committedAhead.indexNote ? { indexNote: run.committedAhead.indexNote } : {}) } } : {}),
     });
     await this.discard(speculation);
     if (run.continuesLive && chat.canResume()) {

@@ -91,6 +91,8 @@ export type FollowupEvent =
       point: ChatPoint;
       /** What undoes the accept; null when it changed no file. */
       checkpoint: CheckpointSummary | null;
+      /** Set when the accept committed ahead: the refs it moved, and why the index stayed as it was if it did. */
+      committedAhead?: { moved: string[]; indexNote?: string };
     }
   /** A live turn ended (or a failed accept left files applied): its point and the checkpoint of what it changed. */
   | { type: 'turn_recorded'; point: ChatPoint; checkpoint: CheckpointSummary | null }

@@ -7,8 +7,9 @@ import { EngineFault, PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/
 import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import { commandNeeds } from '../sandbox/commandNeeds';
-import type { SandboxAvailability, SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
+import type { SandboxAvailability, SandboxChange, SandboxLayer, SandboxSession } from '../sandbox/shellSandbox';
 import type { SandboxRun, Tool, ToolContext } from '../tools/types';
+import { SANDBOX_DEFAULT_MAX_WRITE_BYTES } from '../tools/sandboxedShell';
 import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
 import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
@@ -138,6 +139,8 @@ export class Speculation {
   private turns = 0;
   private overlay: SpeculationOverlay | undefined;
   private readonly controller = new AbortController();
+  /** Ends when the run does (any way): the sandbox its shell commands share ends with it. */
+  private readonly sandboxLifetime = new AbortController();
   private readonly listeners = new Set<(event: SpeculationEvent) => void>();
   /** Hunks the user dropped before Tab, per file (the overlay already holds the files without them). */
   private readonly droppedHunkRecord = new HunkDropRecord();
@@ -250,7 +253,9 @@ export class Speculation {
   private async run(): Promise<SpeculationSnapshot> {
     try {
       this.overlay = await this.createOverlay();
+      this.prepareSandbox(this.overlay.root);
       await this.loop();
+      await this.endSandbox();
       if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
         const conversation = [...this.options.params.history, ...this.messages];
         try {
@@ -268,6 +273,7 @@ export class Speculation {
       }
       this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
     }
+    await this.endSandbox();
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
     this.emitStatus();
     return this.snapshot();
@@ -473,7 +479,10 @@ export class Speculation {
       record.ok = result.ok;
       record.result = result.output;
       if (result.sandboxed) record.sandboxed = { writable: result.sandboxed.writable, changed: [...result.sandboxed.changed] };
-      if (result.filesChanged?.length) this.filesChangedBy.set(call.id, [...result.filesChanged]);
+      if (result.filesChanged?.length) {
+        this.filesChangedBy.set(call.id, [...result.filesChanged]);
+        this.refreshSandbox(overlay);
+      }
     } catch (error) {
       if (error instanceof PathOutsideWorkspaceError) {
         // Path rewriting that fails is a boundary, like any path outside the workspace.
@@ -511,6 +520,35 @@ export class Speculation {
     return { pass: false, detail: decision.decision === 'boundary' ? decision.boundary.detail : `it would need the ${decision.decision} path` };
   }
 
+  /** The session the shell commands of this run share a sandbox in (SandboxSession). */
+  private get sandboxSession(): SandboxSession {
+    return { id: this.id, lifetime: this.sandboxLifetime.signal };
+  }
+
+  /**
+   * Starts the shared sandbox while the model writes its first answer, so the first command does not
+   * wait for it; with `layer`, brings what it shows up to date while the model writes its next one.
+   */
+  private prepareSandbox(root: string, layer?: SandboxLayer): void {
+    const sandbox = this.options.toolContext?.shellSandbox;
+    const limits = this.options.toolContext?.sandboxLimits;
+    // Of the limits only the process limit (the sandbox's default, as for the commands) shapes the kept sandbox; the rest are each command's own.
+    void sandbox?.prepareSession?.(this.sandboxSession, root, { timeoutMs: limits?.timeoutMs ?? 120_000, maxOutputBytes: 0, maxWriteBytes: limits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES }, layer);
+  }
+
+  /** After a tool changed files: the shared sandbox takes them in before the next command needs them. */
+  private refreshSandbox(overlay: SpeculationOverlay): void {
+    if (!this.options.toolContext?.shellSandbox?.prepareSession || this.sandboxLifetime.signal.aborted) return;
+    void overlay.sandboxLayer().then((layer) => this.prepareSandbox(overlay.root, layer), () => undefined);
+  }
+
+  /** Ends the shared sandbox with the run, and waits until nothing of it is left. */
+  private async endSandbox(): Promise<void> {
+    if (this.sandboxLifetime.signal.aborted) return;
+    this.sandboxLifetime.abort();
+    await this.options.toolContext?.shellSandbox?.sessionEnded?.(this.id).catch(() => undefined);
+  }
+
   /** Whether this machine's sandbox can run shell commands (probed once per process, cached); undefined: turned off. */
   private async sandboxAvailability(): Promise<SandboxAvailability | undefined> {
     const sandbox = this.options.toolContext?.shellSandbox;
@@ -529,6 +567,7 @@ export class Speculation {
       target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
       // Every other command sees the commits made ahead so far, read-only (git log, git status).
       git: this.commitAhead.target(overlay.root, () => this.emitStatus(), !git),
+      session: this.sandboxSession,
     };
   }
 

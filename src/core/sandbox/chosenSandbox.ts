@@ -1,7 +1,7 @@
 // Which backend runs this process's sandboxed commands: Linux namespaces (the overlay, SANDBOX.md's
 // recipe) where their probe passes, else Landlock + seccomp (read-only commands only), else none —
 // each answer with why. SPECULATE_SANDBOX=off|namespaces|landlock forces one (tests, diagnosis).
-import type { SandboxAvailability, SandboxOutcome, SandboxRunRequest, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxLayer, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 
 export type SandboxChoice = 'auto' | 'off' | 'namespaces' | 'landlock';
 
@@ -44,6 +44,16 @@ export class ChosenSandbox implements ShellSandbox {
     const { sandbox, availability } = await this.choose();
     if (!sandbox || !availability.available) return { ok: false, reason: availability.available ? 'no sandbox' : availability.reason, aborted: false };
     return sandbox.run(request);
+  }
+
+  async prepareSession(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void> {
+    const { sandbox, availability } = await this.choose();
+    if (availability.available) await sandbox?.prepareSession?.(session, root, limits, layer);
+  }
+
+  async sessionEnded(id: string): Promise<void> {
+    const { sandbox } = await this.choose();
+    await sandbox?.sessionEnded?.(id);
   }
 }
 

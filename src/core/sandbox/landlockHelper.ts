@@ -1,20 +1,22 @@
-// Where the Landlock backend's launcher (native/landlock-exec.c, compiled by the build into
-// dist/native/) lies next to the running bundle, and which Landlock ABI the kernel offers. Found
-// only next to our own code, never on PATH or in the workspace, which could plant one.
+// Where the sandbox's native helpers (native/*.c, compiled by the build into dist/native/: the
+// Landlock launcher, the namespace sandbox's keeper) lie next to the running bundle, and which Landlock
+// ABI the kernel offers. Found only next to our own code, never on PATH or in the workspace, which could plant one.
 import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import * as path from 'node:path';
 
 export const HELPER_NAME = 'landlock-exec';
+/** The kept namespace sandbox's keeper (native/sandbox-keeper.c). */
+export const KEEPER_HELPER_NAME = 'sandbox-keeper';
 
 /** dist/native/ beside the bundle (extension.js, cli.js); from the test and bench transpilations (out/…) the repository's dist/native/. */
-export function helperCandidates(from: string = __dirname): string[] {
-  const found = [path.join(from, 'native', HELPER_NAME)];
+export function helperCandidates(from: string = __dirname, name = HELPER_NAME): string[] {
+  const found = [path.join(from, 'native', name)];
   let dir = from;
   for (let up = 0; up < 5; up++) {
     dir = path.dirname(dir);
-    found.push(path.join(dir, 'dist', 'native', HELPER_NAME));
+    found.push(path.join(dir, 'dist', 'native', name));
   }
   return found;
 }

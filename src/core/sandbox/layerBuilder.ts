@@ -152,22 +152,25 @@ export async function buildLayer(input: LayerBuildInput): Promise<BuiltLayer> {
     makeDir(parentOf(file.path));
     const target = at(file.path);
     await breathe();
-    if ((lstatSync(file.contentPath).mode & 0o7777) === file.mode) {
-      try {
-        linkSync(file.contentPath, target);
-        madeEntries.push(target);
-        stats.linked++;
-        continue;
-      } catch (error) {
-        // Another file system (EXDEV) or no hard links there: fall back to a copy (a clone where possible).
-        if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP'].includes(errorCode(error) ?? '')) throw error;
-      }
-    }
-    // A link shares the mode of its source; a file whose mode differs gets its own copy.
-    copyFileSync(file.contentPath, target, constants.COPYFILE_FICLONE);
+    stats[placeFile(file.contentPath, target, file.mode)]++;
     madeEntries.push(target);
-    chmodSync(target, file.mode);
-    stats.copied++;
   }
   return { used: true, stats, clear };
+}
+
+/** Puts a written file's bytes at `target`: hard-linked from its content file, or copied where a link cannot be (another disk, another mode). */
+export function placeFile(contentPath: string, target: string, mode: number): 'linked' | 'copied' {
+  if ((lstatSync(contentPath).mode & 0o7777) === mode) {
+    try {
+      linkSync(contentPath, target);
+      return 'linked';
+    } catch (error) {
+      // Another file system (EXDEV) or no hard links there: fall back to a copy (a clone where possible).
+      if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP'].includes(errorCode(error) ?? '')) throw error;
+    }
+  }
+  // A link shares the mode of its source; a file whose mode differs gets its own copy.
+  copyFileSync(contentPath, target, constants.COPYFILE_FICLONE);
+  chmodSync(target, mode);
+  return 'copied';
 }

@@ -1,6 +1,9 @@
 // The Linux ShellSandbox: util-linux's `unshare` (user, mount, pid, net, ipc, uts, cgroup namespaces)
 // and its own mounts from one fstab, an overlayfs at the workspace's path, the command without
 // capabilities; what it changed is read back from the overlay's upper folder (readback.ts).
+// A request with a session (a speculation's commands) runs instead inside that speculation's kept
+// sandbox (keptSandbox.ts: namespaces and fixed mounts made once by a native keeper), and here as
+// below only when the kept one cannot serve it.
 //
 // Why unshare + our own mounts and not bubblewrap: everything comes from util-linux, which every
 // distribution has (bubblewrap is an extra package, and Debian 12's 0.8 cannot mount the overlay, so
@@ -12,23 +15,25 @@
 // that bubblewrap could not replace. What bubblewrap adds (a seccomp filter, a
 // loopback device without iproute2) is not needed for what SANDBOX.md promises.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isWithin } from '../fs/paths';
 import { OutputCap } from '../process/nodeProcessRunner';
-import { sandboxFailureCause } from './failureCause';
 import { KeeperChannel, keeperArgv, type KeeperEvent } from './keeper';
+import { KEPT_PROCESSES, KeptSandbox } from './keptSandbox';
+import { findHelper, helperCandidates, KEEPER_HELPER_NAME } from './landlockHelper';
 import { buildLayer } from './layerBuilder';
 import { buildMountPlan, unmountablePath, unusableWorkspace, type WorkspaceMount } from './mountPlan';
 import { probeLinuxSandbox } from './probe';
-import { formatBytes, readBack, type Readback } from './readback';
+import { readBack, type Readback } from './readback';
+import { makeSkeleton, sandboxResult, type FailureStage, type RunFailure, type SpawnedRun } from './runOutcome';
 import { sandboxEnv, sandboxHome, systemLayout, type SystemLayout } from './sandboxEnv';
 import { makeWhiteout, ScratchSpace } from './scratch';
-import type { SandboxAvailability, SandboxGitAccess, SandboxOutcome, SandboxProblem, SandboxResult, SandboxRunRequest, ShellSandbox } from './shellSandbox';
+import type { SandboxAvailability, SandboxGitAccess, SandboxLayer, SandboxLimits, SandboxOutcome, SandboxRunRequest, SandboxSession, ShellSandbox } from './shellSandbox';
 import { findSystemTools, type SystemTools } from './systemTools';
 import { runCgroup, writablePidsCgroup } from './pidsCgroup';
-import { hitProcessLimit, limitProblem, resolveLimits } from './resourceLimits';
+import { hitProcessLimit, resolveLimits, type ResolvedLimits } from './resourceLimits';
 import { watchWrites } from './writeWatch';
 
 export interface LinuxSandboxOptions {
@@ -43,6 +48,23 @@ export interface LinuxSandboxOptions {
   sysctlDir?: string;
   /** Defaults for what a command may use when the request names none (resourceLimits.ts). */
   limits?: { maxProcesses?: number; maxMemoryBytes?: number };
+  /** The kept sandbox's keeper (native/sandbox-keeper.c); default: the one built beside this code; null: none (every command gets a fresh sandbox). */
+  keeper?: string | null;
+}
+
+function keptSignature(root: string, limits: ResolvedLimits): string {
+  return JSON.stringify([root, limits.processes]);
+}
+
+interface KeptSession {
+  /** What the keeper fixed for the whole session; a request that differs gets a fresh sandbox. */
+  signature: string;
+  sandbox: KeptSandbox;
+  /** A command runs in it (one at a time: another gets a fresh sandbox). */
+  busy: boolean;
+  /** A layer update made ahead of the next command (prepareSession); a command waits for it. */
+  layerWork: Promise<unknown>;
+  hiddenPath: (absolute: string) => boolean;
 }
 
 interface Prepared {
@@ -50,17 +72,8 @@ interface Prepared {
   layout: SystemLayout;
 }
 
-/** Where a run that did not run failed; the probe turns these into reasons a user can act on. */
-export type FailureStage = 'tools' | 'workspace' | 'aborted' | 'start' | 'namespaces' | 'mount' | 'pivot' | 'cwd' | 'limits' | 'readback';
-export interface LinuxRunFailure {
-  ok: false;
-  reason: string;
-  aborted: boolean;
-  stage: FailureStage;
-  /** What the setup programs said (stderr), for the probe's reason. */
-  diagnostics?: string;
-}
-type Failure = LinuxRunFailure;
+export type { FailureStage, RunFailure as LinuxRunFailure } from './runOutcome';
+type Failure = RunFailure;
 
 const SETUP_FAILURES: Record<string, string> = {
   mount: 'its file system could not be mounted',
@@ -70,15 +83,6 @@ const SETUP_FAILURES: Record<string, string> = {
 };
 /** The keeper and the bash it runs the command with, counted by the process limit beside the command's own. */
 const KEEPER_PROCESSES = 3;
-/** Exit statuses above this are 128 + the signal that ended the command (bash's convention). */
-const SIGNAL_BASE = 128;
-
-function signalName(status: number): string | null {
-  const number = status - SIGNAL_BASE;
-  const entry = Object.entries(os.constants.signals).find(([, value]) => value === number);
-  return entry ? entry[0] : null;
-}
-
 /** The .git overlay of a commit-ahead request: the real .git below the speculation's git layer, and a fresh upper of this run's own unless read-only. */
 function gitMount(access: SandboxGitAccess, runDir: string): { target: string; lowers: string[]; upper?: { upper: string; work: string } } {
   const lowers = [access.layer, access.gitDir];
@@ -146,6 +150,21 @@ export class LinuxSandbox implements ShellSandbox {
     return cached;
   }
 
+  /** The speculations' kept sandboxes, by session id (opening, or open). */
+  private readonly kept = new Map<string, Promise<KeptSession | undefined>>();
+  /** Kept sandboxes being ended, by session id. */
+  private readonly ending = new Map<string, Promise<unknown>>();
+  /** Sessions whose kept sandbox broke: their later commands run in fresh sandboxes. */
+  private readonly freshOnly = new Set<string>();
+  /** Why no keeper can run on this machine, once one failed to start: every command then gets a fresh sandbox. */
+  private keeperUnusable: string | undefined;
+  private keeperHelper: Promise<string | undefined> | undefined;
+
+  /** Why commands of a speculation do not share a sandbox here, or undefined while they may. */
+  get keptSandboxUnusable(): string | undefined {
+    return this.keeperUnusable;
+  }
+
   async run(request: SandboxRunRequest): Promise<SandboxOutcome> {
     const availability = await this.probe();
     if (!availability.available) return { ok: false, reason: availability.reason, aborted: false };
@@ -166,6 +185,11 @@ export class LinuxSandbox implements ShellSandbox {
     }
     if (!isWithin(root, request.cwd)) return { ok: false, reason: 'the working folder is outside the workspace', aborted: false, stage: 'workspace' };
     if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
+    // A command with its own .git overlay (commit ahead) changes the mounts: it runs in a fresh sandbox.
+    if (request.session && !request.git) {
+      const kept = await this.runKept(request, request.session);
+      if (kept) return kept;
+    }
 
     const runDir = await this.scratch.runFolder();
     /** Removals that know what they made, done before the run folder's walk (which then has less to find). */
@@ -226,53 +250,135 @@ export class LinuxSandbox implements ShellSandbox {
     const env = request.git ? { ...baseEnv, ...request.git.env } : baseEnv;
     const plan = buildMountPlan({ skeleton, system: layout.system, procReadOnly: layout.procReadOnly, masked: layout.masked, toolchains, home, workspace: mount, tmpfsBytes: limits.maxWriteBytes, ...(git ? { git } : {}) });
     const fstab = path.join(runDir, 'fstab');
-    // A few dozen tiny metadata operations: done synchronously, they cost less than the thread-pool
-    // round trips their promises would (which dominate on a loaded machine).
-    for (const dir of plan.dirs) mkdirSync(path.join(skeleton, dir), { recursive: true, mode: 0o755 });
-    for (const file of plan.files) {
-      mkdirSync(path.dirname(path.join(skeleton, file)), { recursive: true, mode: 0o755 });
-      writeFileSync(path.join(skeleton, file), '', { mode: 0o644 });
-    }
-    for (const link of plan.symlinks) {
-      mkdirSync(path.dirname(path.join(skeleton, link.path)), { recursive: true, mode: 0o755 });
-      symlinkSync(link.target, path.join(skeleton, link.path));
-    }
+    makeSkeleton(skeleton, plan);
     writeFileSync(fstab, plan.fstab, { mode: 0o600 });
 
-    // What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty).
-    const visible = [...layout.system.filter((entry) => entry.kind === 'bind').map((entry) => entry.path), ...toolchains, workspace.root, '/proc', '/sys', '/dev'];
-    const hiddenPath = (absolute: string) => !visible.some((dir) => isWithin(dir, path.resolve(absolute))) && existsSync(absolute);
+    const hiddenPath = this.hiddenPaths(layout, toolchains, workspace.root);
     const startedAt = Date.now();
     const ran = await this.spawnKeeper(request, tools, env, fstab, skeleton, { upper, lowerLayer, writable: workspace.writable, runDir });
     if (!ran.ok) return ran;
-    const { exitStatus, output, truncated, timedOut, readback, stoppedForSize, stoppedForProcesses } = ran;
-    const problems: SandboxProblem[] = [...(readback?.problems ?? [])];
-    const exitCodeOrSignal = exitStatus !== null && exitStatus > SIGNAL_BASE ? signalName(exitStatus) : null;
-    // RLIMIT_FSIZE stops a single file at the limit with SIGXFSZ (bash reports it for a pipeline's member).
-    const fileTooLarge = exitCodeOrSignal === 'SIGXFSZ' || /file size limit exceeded/i.test(output);
-    if (fileTooLarge && !problems.some((problem) => problem.kind === 'too-large')) {
-      problems.push({ kind: 'too-large', path: '', detail: `it wrote a file larger than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
-    }
-    if (stoppedForSize) problems.push({ kind: 'too-large', path: '', detail: `it wrote more than the limit of ${formatBytes(limits.maxWriteBytes)} and was stopped` });
-    const exitCode = exitStatus === null ? null : exitStatus > SIGNAL_BASE && signalName(exitStatus) ? null : exitStatus;
-    const signal = exitStatus !== null && exitCode === null ? signalName(exitStatus) : timedOut ? 'SIGKILL' : null;
-    const limit = limitProblem({ exitCode, signal, output, stoppedForProcesses }, resolveLimits(limits, this.options.limits));
-    if (limit) problems.push(limit);
-    const hostHome = this.hostEnv.HOME && path.isAbsolute(this.hostEnv.HOME) && this.hostEnv.HOME !== '/' ? path.resolve(this.hostEnv.HOME) : undefined;
-    const result: SandboxResult = {
-      exitCode,
-      signal,
-      output,
-      truncated,
-      timedOut,
-      startedAt,
-      changes: readback && problems.length === 0 ? readback.changes : [],
-      problems,
-      blockedBy: sandboxFailureCause({ exitCode, timedOut, output, hostHome, workspaceWritable: workspace.writable, hiddenPath }),
-      ...(git?.upper && readback && !timedOut && !stoppedForSize ? { gitUpper: git.upper.upper } : {}),
-      dispose: async () => undefined,
-    };
+    const result = sandboxResult(ran, { request, defaults: this.options.limits, hostEnv: this.hostEnv, hiddenPath, startedAt });
+    // Commit ahead: git's writes of this run, for the speculation's git layer to check and take.
+    if (git?.upper && ran.readback && !ran.timedOut && !ran.stoppedForSize) result.gitUpper = git.upper.upper;
     return { ok: true, result };
+  }
+
+  /**
+   * The session's kept sandbox, opened (and its keeper started) by whoever asks first: its first
+   * command, or prepareSession ahead of it. Undefined when the session must run its commands in fresh
+   * sandboxes: no keeper here, the session is over, or its kept sandbox broke.
+   */
+  private keptSession(session: SandboxSession, root: string, limits: ResolvedLimits): Promise<KeptSession | undefined> {
+    if (session.lifetime.aborted || this.keeperUnusable || this.freshOnly.has(session.id)) return Promise.resolve(undefined);
+    let pending = this.kept.get(session.id);
+    if (!pending) {
+      pending = this.openSession(session, root, limits);
+      this.kept.set(session.id, pending);
+      session.lifetime.addEventListener('abort', () => this.closeSession(session.id, true), { once: true });
+    }
+    return pending;
+  }
+
+  private async openSession(session: SandboxSession, root: string, limits: ResolvedLimits): Promise<KeptSession | undefined> {
+    const prepared = await this.prepare();
+    if ('missing' in prepared) return undefined;
+    const { tools, layout } = prepared;
+    const helper = await (this.keeperHelper ??= this.options.keeper === null ? Promise.resolve(undefined) : this.options.keeper ? Promise.resolve(this.options.keeper) : findHelper(helperCandidates(__dirname, KEEPER_HELPER_NAME)));
+    if (!helper) {
+      this.keeperUnusable = `its keeper (${KEEPER_HELPER_NAME}) is not part of this build`;
+      return undefined;
+    }
+    if (session.lifetime.aborted) return undefined;
+    const dir = await this.scratch.runFolder();
+    try {
+      const home = sandboxHome(this.hostEnv, root);
+      const { env, toolchains } = await this.environment(root, home, tools, layout);
+      const parent = this.rootPidsCgroup();
+      const cgroup = parent ? runCgroup(parent, limits.processes + KEPT_PROCESSES + 1) : undefined;
+      const sandbox = new KeptSandbox({ helper, tools, layout, dir, release: () => this.scratch.release(dir), workspaceRoot: root, home, env, toolchains, cgroup, writeCheckMs: this.options.writeCheckMs });
+      // What the keeper fixes for the session. A request field that changes the fixed mounts or the
+      // namespaces must enter here (or the request must skip the session), so that it gets a fresh sandbox.
+      const entry: KeptSession = { signature: keptSignature(root, limits), sandbox, busy: false, layerWork: Promise.resolve(), hiddenPath: this.hiddenPaths(layout, toolchains, root) };
+      void sandbox.ready().then((ready) => {
+        if (ready.ok) return;
+        if (!session.lifetime.aborted) this.keeperUnusable = ready.reason;
+        this.closeSession(session.id);
+      });
+      return entry;
+    } catch (error) {
+      await this.scratch.release(dir);
+      throw error;
+    }
+  }
+
+  /**
+   * The command inside its speculation's kept sandbox; undefined when it must run in a fresh one
+   * instead: no kept sandbox for the session (see keptSession), or it is busy with another command
+   * or was set up for another workspace or process limit, or the keeper broke (it is then ended).
+   */
+  private async runKept(request: SandboxRunRequest, session: SandboxSession): Promise<SandboxOutcome | Failure | undefined> {
+    const limits = resolveLimits(request.limits, this.options.limits);
+    const entry = await this.keptSession(session, request.workspace.root, limits);
+    if (!entry || entry.busy || entry.signature !== keptSignature(request.workspace.root, limits)) return undefined;
+    entry.busy = true;
+    try {
+      const ready = await entry.sandbox.ready();
+      if (!ready.ok) return undefined;
+      await entry.layerWork;
+      if (request.signal?.aborted) return { ok: false, reason: 'stopped before it started', aborted: true, stage: 'aborted' };
+      const layer = await entry.sandbox.updateLayer(request);
+      const startedAt = Date.now();
+      const ran = await entry.sandbox.run(request, layer, limits);
+      if (!ran.ok) {
+        if (ran.aborted || ran.stage === 'cwd') return ran;
+        if (session.lifetime.aborted || request.signal?.aborted) return { ok: false, reason: 'stopped', aborted: true, stage: 'aborted' };
+        // The keeper broke: this command and the session's later ones run in fresh sandboxes.
+        this.closeSession(session.id);
+        return undefined;
+      }
+      const result = sandboxResult(ran, { request, defaults: this.options.limits, hostEnv: this.hostEnv, hiddenPath: entry.hiddenPath, startedAt });
+      let disposed: Promise<void> | undefined;
+      result.dispose = () => (disposed ??= ran.dispose?.() ?? Promise.resolve());
+      return { ok: true, result };
+    } finally {
+      entry.busy = false;
+    }
+  }
+
+  async prepareSession(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void> {
+    try {
+      if (!(await this.probe()).available || unusableWorkspace(root)) return;
+      const entry = await this.keptSession(session, root, resolveLimits(limits, this.options.limits));
+      if (!entry || !(await entry.sandbox.ready()).ok || !layer) return;
+      // Between commands only: a running command has the layer mounted (its own update follows it).
+      const update = entry.layerWork.then(() => (entry.busy ? undefined : entry.sandbox.updateLayer({ workspace: { root, writable: false, layer } })));
+      entry.layerWork = update.catch(() => undefined);
+      await entry.layerWork;
+    } catch {
+      // Best effort: the next command does what this did not.
+    }
+  }
+
+  /** Ends a session's kept sandbox; `ended`: the speculation is over (no fresh-only mark needed). */
+  private closeSession(id: string, ended = false): void {
+    const pending = this.kept.get(id);
+    this.kept.delete(id);
+    if (ended) this.freshOnly.delete(id);
+    else this.freshOnly.add(id);
+    if (!pending) return;
+    const stopping = pending.then((entry) => entry?.sandbox.stop()).catch(() => undefined);
+    this.ending.set(id, stopping);
+    void stopping.then(() => this.ending.delete(id));
+  }
+
+  async sessionEnded(id: string): Promise<void> {
+    await this.ending.get(id);
+  }
+
+  /** What the command sees of the machine; anything else that exists is hidden from it (HOME and /tmp are fresh and empty). */
+  private hiddenPaths(layout: SystemLayout, toolchains: string[], root: string): (absolute: string) => boolean {
+    const visible = [...layout.system.filter((entry) => entry.kind === 'bind').map((entry) => entry.path), ...toolchains, root, '/proc', '/sys', '/dev'];
+    return (absolute: string) => !visible.some((dir) => isWithin(dir, path.resolve(absolute))) && existsSync(absolute);
   }
 
   private spawnKeeper(
@@ -282,10 +388,7 @@ export class LinuxSandbox implements ShellSandbox {
     fstab: string,
     skeleton: string,
     where: { upper: string; lowerLayer: string | undefined; writable: boolean; runDir: string },
-  ): Promise<
-    | { ok: true; exitStatus: number | null; output: string; truncated: boolean; timedOut: boolean; stoppedForSize: boolean; stoppedForProcesses: boolean; readback: Readback | undefined }
-    | Failure
-  > {
+  ): Promise<SpawnedRun | Failure> {
     const { limits, signal } = request;
     const resolved = resolveLimits(limits, this.options.limits);
     const argv = [

@@ -8,7 +8,8 @@ export type SystemEntry = { path: string; kind: 'bind' } | { path: string; kind:
 
 /** Where the workspace's merged view comes from. */
 export type WorkspaceMount =
-  | { kind: 'read-only'; root: string }
+  /** `source`: where the real workspace is reached when not at its own path (the kept sandbox's bind of it). */
+  | { kind: 'read-only'; root: string; source?: string }
   /** `lowers` top first (the speculation's layer, then the real workspace); without `upper` the overlay is read-only. */
   | { kind: 'overlay'; root: string; lowers: string[]; upper?: { upper: string; work: string } };
 
@@ -30,8 +31,27 @@ export interface MountPlanInput {
   git?: { target: string; lowers: string[]; upper?: { upper: string; work: string } };
 }
 
+/**
+ * One mount of the plan, with paths as the command sees them. `phase`: 'fixed' mounts are the same
+ * for every command of a speculation (the kept sandbox makes them once, before it pivots); 'command'
+ * ones are each command's own (its workspace view, fresh /tmp and HOME, its /proc); 'both': the
+ * keeper mounts a plain /proc for itself, and each command its own over it.
+ */
+export interface PlannedMount {
+  source: string;
+  /** True when the source is a path inside the new root (the /proc entries bound read-only over themselves). */
+  sourceInside?: boolean;
+  target: string;
+  type: string;
+  /** fstab options, unescaped. */
+  options: string;
+  phase: 'fixed' | 'command' | 'both';
+}
+
 export interface MountPlan {
   fstab: string;
+  /** The same mounts, in order, for a launcher that mounts them itself (the kept sandbox, keeperSession.ts). */
+  mounts: PlannedMount[];
   /** Folders to create in the skeleton (mount points on the read-only root), parents first. */
   dirs: string[];
   /** Empty files to create in the skeleton (mount points for single files such as /dev/null). */
@@ -85,7 +105,12 @@ function isBelow(dir: string, candidate: string): boolean {
 }
 
 function line(source: string, target: string, type: string, options: string): string {
-  return `${fstabField(source)} ${fstabField(target)} ${type} ${options} 0 0`;
+  return `${fstabField(source)} ${fstabField(target)} ${type} ${fstabField(options)} 0 0`;
+}
+
+/** Where a path of the new root lies before the pivot. */
+export function inSkeleton(skeleton: string, inside: string): string {
+  return inside === '/' ? skeleton : path.join(skeleton, inside);
 }
 
 /** Every ancestor of an absolute path below '/', parents first ('/a/b' → ['/a', '/a/b']). */
@@ -96,8 +121,9 @@ function withAncestors(absolute: string): string[] {
 
 export function buildMountPlan(input: MountPlanInput): MountPlan {
   const { skeleton } = input;
-  const at = (inside: string) => path.join(skeleton, inside);
-  const lines: string[] = [];
+  const mounts: PlannedMount[] = [];
+  const add = (source: string, target: string, type: string, options: string, phase: PlannedMount['phase'] = 'fixed', sourceInside = false) =>
+    mounts.push({ source, target, type, options, phase, ...(sourceInside ? { sourceInside } : {}) });
   const dirs = new Set<string>();
   const files: string[] = [];
   const symlinks: { path: string; target: string }[] = [];
@@ -108,67 +134,71 @@ export function buildMountPlan(input: MountPlanInput): MountPlan {
     if (!onTmpfs(target)) for (const dir of withAncestors(target)) dirs.add(dir);
   };
   const size = `size=${Math.max(1, Math.ceil(input.tmpfsBytes / 1024))}k`;
+  // A toolchain on a fresh tmpfs (below /tmp or HOME) is mounted after it, with each command's own.
+  const phaseOf = (target: string): PlannedMount['phase'] => (onTmpfs(target) ? 'command' : 'fixed');
 
-  lines.push(line(skeleton, skeleton, 'none', 'bind,ro'));
+  add(skeleton, '/', 'none', 'bind,ro');
   for (const entry of input.system) {
     if (entry.kind === 'symlink') {
       symlinks.push({ path: entry.path, target: entry.target });
       continue;
     }
     mountPoint(entry.path);
-    lines.push(line(entry.path, at(entry.path), 'none', 'bind,ro'));
+    add(entry.path, entry.path, 'none', 'bind,ro');
   }
   for (const mask of input.masked) {
     // The mount point is the real file or folder, seen through the read-only /etc.
-    lines.push(mask.type === 'file' ? line('/dev/null', at(mask.path), 'none', 'bind,ro') : line('tmpfs', at(mask.path), 'tmpfs', 'ro,size=4k,mode=000'));
+    if (mask.type === 'file') add('/dev/null', mask.path, 'none', 'bind,ro');
+    else add('tmpfs', mask.path, 'tmpfs', 'ro,size=4k,mode=000');
   }
 
   mountPoint('/proc');
-  lines.push(line('proc', at('/proc'), 'proc', 'nosuid,nodev,noexec'));
-  for (const name of input.procReadOnly) lines.push(line(at(`/proc/${name}`), at(`/proc/${name}`), 'none', 'bind,ro,nosuid,nodev,noexec'));
+  add('proc', '/proc', 'proc', 'nosuid,nodev,noexec', 'both');
+  for (const name of input.procReadOnly) add(`/proc/${name}`, `/proc/${name}`, 'none', 'bind,ro,nosuid,nodev,noexec', 'command', true);
   mountPoint('/sys');
-  lines.push(line('sysfs', at('/sys'), 'sysfs', 'ro,nosuid,nodev,noexec'));
+  add('sysfs', '/sys', 'sysfs', 'ro,nosuid,nodev,noexec');
 
   mountPoint('/dev/shm');
   for (const name of DEVICES) {
     files.push(`/dev/${name}`);
-    lines.push(line(`/dev/${name}`, at(`/dev/${name}`), 'none', 'bind'));
+    add(`/dev/${name}`, `/dev/${name}`, 'none', 'bind');
   }
   symlinks.push({ path: '/dev/fd', target: '/proc/self/fd' }, { path: '/dev/stdin', target: '/proc/self/fd/0' }, { path: '/dev/stdout', target: '/proc/self/fd/1' }, { path: '/dev/stderr', target: '/proc/self/fd/2' });
-  lines.push(line('tmpfs', at('/dev/shm'), 'tmpfs', `nosuid,nodev,mode=1777,${size}`));
+  add('tmpfs', '/dev/shm', 'tmpfs', `nosuid,nodev,mode=1777,${size}`, 'command');
 
   mountPoint('/tmp');
-  lines.push(line('tmpfs', at('/tmp'), 'tmpfs', `nosuid,nodev,mode=1777,${size}`));
+  add('tmpfs', '/tmp', 'tmpfs', `nosuid,nodev,mode=1777,${size}`, 'command');
   if (input.home !== '/tmp') {
     if (!isBelow('/tmp', input.home)) for (const dir of withAncestors(input.home)) dirs.add(dir);
-    lines.push(line('tmpfs', at(input.home), 'tmpfs', `nosuid,nodev,mode=700,${size},X-mount.mkdir`));
+    add('tmpfs', input.home, 'tmpfs', `nosuid,nodev,mode=700,${size},X-mount.mkdir`, 'command');
   }
   for (const dir of [...input.toolchains].sort()) {
     mountPoint(dir);
-    lines.push(line(dir, at(dir), 'none', 'bind,ro,X-mount.mkdir'));
+    add(dir, dir, 'none', 'bind,ro,X-mount.mkdir', phaseOf(dir));
   }
 
   const ws = input.workspace;
   mountPoint(ws.root);
   if (ws.kind === 'read-only') {
-    lines.push(line(ws.root, at(ws.root), 'none', 'bind,ro,X-mount.mkdir'));
+    add(ws.source ?? ws.root, ws.root, 'none', 'bind,ro,X-mount.mkdir', 'command');
   } else if (ws.upper === undefined && ws.lowers.length === 1) {
     // Nothing to stack and nothing to write: the real workspace read-only is the same view.
-    lines.push(line(ws.lowers[0], at(ws.root), 'none', 'bind,ro,X-mount.mkdir'));
+    add(ws.lowers[0], ws.root, 'none', 'bind,ro,X-mount.mkdir', 'command');
   } else {
     const options = [`lowerdir=${ws.lowers.join(':')}`];
     if (ws.upper) options.push(`upperdir=${ws.upper.upper}`, `workdir=${ws.upper.work}`);
     options.push(OVERLAY_OPTIONS, 'X-mount.mkdir');
     if (!ws.upper) options.push('ro');
-    lines.push(line('overlay', at(ws.root), 'overlay', fstabField(options.join(','))));
+    add('overlay', ws.root, 'overlay', options.join(','), 'command');
   }
   if (input.git) {
     // After the workspace: the .git of its merged view is the mount point, so git's writes land in
     // the git upper folder, not among the command's file changes.
     const options = [`lowerdir=${input.git.lowers.join(':')}`, ...(input.git.upper ? [`upperdir=${input.git.upper.upper}`, `workdir=${input.git.upper.work}`] : []), OVERLAY_OPTIONS, ...(input.git.upper ? [] : ['ro'])];
-    lines.push(line('overlay', at(input.git.target), 'overlay', fstabField(options.join(','))));
+    add('overlay', input.git.target, 'overlay', options.join(','), 'command');
   }
+  const fstab = mounts.map((mount) => line(mount.sourceInside ? inSkeleton(skeleton, mount.source) : mount.source, inSkeleton(skeleton, mount.target), mount.type, mount.options));
   // Parents first; a folder that is also a bind target must exist before anything inside it.
   const sortedDirs = [...dirs].sort((a, b) => a.split('/').length - b.split('/').length || a.localeCompare(b));
-  return { fstab: `${lines.join('\n')}\n`, dirs: sortedDirs, files, symlinks };
+  return { fstab: `${fstab.join('\n')}\n`, mounts, dirs: sortedDirs, files, symlinks };
 }

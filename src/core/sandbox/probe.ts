@@ -4,7 +4,7 @@
 import { mkdtemp, readFile, realpath, writeFile, mkdir } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { LinuxRunFailure } from './linuxSandbox';
+import type { RunFailure } from './runOutcome';
 import { removeTree } from './scratch';
 import type { SandboxAvailability, SandboxOutcome, SandboxRunRequest } from './shellSandbox';
 
@@ -13,7 +13,7 @@ export interface ProbeInput {
   sysctlDir: string;
   tmpRoot: string;
   prepare: () => Promise<object | { missing: string; from: string }>;
-  trial: (request: SandboxRunRequest) => Promise<SandboxOutcome | LinuxRunFailure>;
+  trial: (request: SandboxRunRequest) => Promise<SandboxOutcome | RunFailure>;
 }
 
 const BACKEND = 'linux-namespaces' as const;
@@ -108,7 +108,7 @@ export async function probeLinuxSandbox(input: ProbeInput): Promise<SandboxAvail
   }
 }
 
-async function failureReason(failure: SandboxOutcome | LinuxRunFailure, sysctlDir: string): Promise<SandboxAvailability> {
+async function failureReason(failure: SandboxOutcome | RunFailure, sysctlDir: string): Promise<SandboxAvailability> {
   if (failure.ok) throw new Error('not a failure');
   const stage = 'stage' in failure ? failure.stage : undefined;
   const diagnostics = 'diagnostics' in failure && failure.diagnostics ? firstLines(failure.diagnostics) : '';

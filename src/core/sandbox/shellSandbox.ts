@@ -80,6 +80,18 @@ export interface SandboxGitAccess {
   readOnly?: boolean;
 }
 
+/**
+ * The speculation a command belongs to: its commands may share one sandbox (namespaces and fixed
+ * mounts set up once, each command forked inside them), which ends when `lifetime` aborts. A backend
+ * without that ability, or a request its kept sandbox cannot serve as it is, runs in a fresh sandbox.
+ */
+export interface SandboxSession {
+  /** Unique per speculation. */
+  id: string;
+  /** Aborted when the speculation's run ends (any way): the shared sandbox ends with every process in it. */
+  lifetime: AbortSignal;
+}
+
 export interface SandboxRunRequest {
   command: string;
   /** Absolute working directory inside the workspace root. */
@@ -88,6 +100,7 @@ export interface SandboxRunRequest {
   limits: SandboxLimits;
   signal?: AbortSignal;
   git?: SandboxGitAccess;
+  session?: SandboxSession;
 }
 
 /** One change the command made inside the workspace, relative to what it was shown. */
@@ -149,4 +162,13 @@ export interface ShellSandbox {
   /** Tries the whole recipe once (mount, write, read back); later calls return the first answer. */
   probe(): Promise<SandboxAvailability>;
   run(request: SandboxRunRequest): Promise<SandboxOutcome>;
+  /**
+   * Starts a session's shared sandbox ahead of its first command (which then does not wait for it),
+   * for commands in `root` under `limits`, and with `layer` brings what it shows of the speculation up
+   * to date ahead of the next command (between commands, while the model thinks). Best effort: it
+   * settles when done and never fails; nothing happens where the backend keeps no sandbox.
+   */
+  prepareSession?(session: SandboxSession, root: string, limits: SandboxLimits, layer?: SandboxLayer): Promise<void>;
+  /** Settles once a session whose lifetime ended has no process and no folder left. */
+  sessionEnded?(id: string): Promise<void>;
 }

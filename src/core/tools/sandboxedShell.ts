@@ -70,6 +70,7 @@ export async function runInSandbox(input: SandboxedShellInput): Promise<ToolResu
     limits: { timeoutMs, maxOutputBytes: input.maxOutputBytes, maxWriteBytes },
     ...(context.signal ? { signal: context.signal } : {}),
     ...(git ? { git } : {}),
+    ...(run.session ? { session: run.session } : {}),
   });
   if (!outcome.ok) {
     if (outcome.aborted) return failure('The command was cancelled and everything it started was stopped.');

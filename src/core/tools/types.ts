@@ -4,7 +4,7 @@ import type { ToolArgs, ToolDefinition } from '../messages';
 import type { ProtectedPaths } from '../fs/protectedPaths';
 import type { WorkspaceFs } from '../fs/workspaceFs';
 import type { ProcessRunner } from '../process/processRunner';
-import type { SandboxChange, SandboxGitAccess, SandboxLayer, ShellSandbox } from '../sandbox/shellSandbox';
+import type { SandboxChange, SandboxGitAccess, SandboxLayer, SandboxSession, ShellSandbox } from '../sandbox/shellSandbox';
 
 export type ToolKind = 'read' | 'write' | 'shell' | 'network' | 'interaction' | 'mcp';
 
@@ -128,6 +128,8 @@ export interface SandboxRun {
   target?: SandboxTarget;
   /** Set when the gate let a git write run ahead: .git is writable for this command, in the speculation's git layer. */
   git?: SandboxGitTarget;
+  /** The speculation the command belongs to: its commands may share one sandbox (SandboxSession). */
+  session?: SandboxSession;
 }
 
 /** Language features answered by the editor (VS Code side); absent in the CLI. */

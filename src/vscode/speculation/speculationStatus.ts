@@ -11,6 +11,7 @@ export function speculationStatusOf(snapshot: SpeculationSnapshot | null, sugges
     toolCalls: snapshot.toolCalls.filter((call) => call.executed).length,
     filesWritten: snapshot.filesWritten.map((file) => file.path),
     ...(suggestionId ? { suggestionId } : {}),
+    ...(snapshot.commitAhead ? { commitAhead: { moves: snapshot.commitAhead.moves, log: snapshot.commitAhead.log, note: snapshot.commitAhead.note } } : {}),
   };
   switch (snapshot.status) {
     case 'running':

@@ -3,11 +3,11 @@
 // run as root; as this same user otherwise), bundled so that user can read it from a temp folder.
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { chmod, chown, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
+import { chmod, chown, copyFile, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { SCENARIOS, runScenarios } from './scenarios';
-import { processesNamed, processesWith, sleep } from './sandboxKit';
+import { processesNamed, processesWith, sleep, testKeeper } from './sandboxKit';
 
 const UNPRIVILEGED = 65534;
 
@@ -28,11 +28,11 @@ async function bundleScenarios(dir: string): Promise<string> {
   return outfile;
 }
 
-function runChild(script: string, tmp: string, asRoot: boolean): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runChild(script: string, tmp: string, asRoot: boolean, keeper: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [script], {
       cwd: tmp,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmp, HOME: tmp, LANG: 'C.UTF-8' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', TMPDIR: tmp, HOME: tmp, LANG: 'C.UTF-8', SPECULATE_TEST_KEEPER: keeper },
       ...(asRoot ? { uid: UNPRIVILEGED, gid: UNPRIVILEGED } : {}),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -76,13 +76,17 @@ describe('LinuxSandbox (real namespaces)', function () {
     const tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), 'speculate-sandbox-unprivileged-')));
     try {
       const script = await bundleScenarios(tmp);
+      // The kept sandbox's keeper, where that user may run it (the checkout may sit in /root).
+      const keeper = path.join(tmp, 'sandbox-keeper');
+      await copyFile(testKeeper(), keeper);
+      await chmod(keeper, 0o755);
       const work = path.join(tmp, 'tmp');
       await mkdir(work, { mode: 0o700 });
       if (asRoot) {
         await chmod(tmp, 0o755);
         await chown(work, UNPRIVILEGED, UNPRIVILEGED);
       }
-      const { code, stdout, stderr } = await runChild(script, work, asRoot);
+      const { code, stdout, stderr } = await runChild(script, work, asRoot, keeper);
       assert.equal(code, 0, stderr);
       const report = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { uid: number; ran: number; failures: { name: string; error: string }[] };
       assert.notEqual(report.uid, 0, 'the child ran without root');

@@ -8,7 +8,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SANDBOX_CLOCK_SLACK_MS } from '../../../src/core/followup/overlayFs';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
-import type { SandboxLayer, SandboxLimits, SandboxOutcome, SandboxResult } from '../../../src/core/sandbox/shellSandbox';
+import type { SandboxLayer, SandboxLimits, SandboxOutcome, SandboxResult, SandboxSession } from '../../../src/core/sandbox/shellSandbox';
+import type { LinuxSandboxOptions } from '../../../src/core/sandbox/linuxSandbox';
 
 export const OUTSIDE_SECRET = 'outside-secret-7f3a';
 export const HOME_SECRET = 'home-secret-91c2';
@@ -20,6 +21,16 @@ export interface RunOptions {
   limits?: Partial<SandboxLimits>;
   signal?: AbortSignal;
   cwd?: string;
+  /** The speculation the run belongs to: its runs share one kept sandbox. */
+  session?: SandboxSession;
+}
+
+/**
+ * The kept sandbox's keeper: the build's, or (in the bundled child that runs as another user, whose
+ * code lies in a temp folder) the copy named by SPECULATE_TEST_KEEPER.
+ */
+export function testKeeper(): string {
+  return process.env.SPECULATE_TEST_KEEPER ?? path.join(process.cwd(), 'dist/native/sandbox-keeper');
 }
 
 export class SandboxKit {
@@ -43,8 +54,17 @@ export class SandboxKit {
     for (const dir of [workspace, outside, home, sandboxTmp, path.join(base, 'blobs')]) await mkdir(dir);
     await writeFile(path.join(outside, 'secret.txt'), OUTSIDE_SECRET);
     await writeFile(path.join(home, 'secret.txt'), HOME_SECRET);
+    return new SandboxKit(base, workspace, outside, home, sandboxTmp, new LinuxSandbox(SandboxKit.options(sandboxTmp, home)));
+  }
+
+  private static options(sandboxTmp: string, home: string): LinuxSandboxOptions {
     const hostEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, LANG: 'C.UTF-8', OPENAI_API_KEY: ENV_SECRET, GITHUB_TOKEN: ENV_SECRET };
-    return new SandboxKit(base, workspace, outside, home, sandboxTmp, new LinuxSandbox({ tmpRoot: sandboxTmp, hostEnv, writeCheckMs: 100 }));
+    return { tmpRoot: sandboxTmp, hostEnv, writeCheckMs: 100, keeper: testKeeper() };
+  }
+
+  /** Another sandbox over the same folders, with some options changed. */
+  sandboxWith(options: Partial<LinuxSandboxOptions>): LinuxSandbox {
+    return new LinuxSandbox({ ...SandboxKit.options(this.sandboxTmp, this.home), ...options });
   }
 
   async write(relative: string, content: string, mode = 0o644): Promise<void> {
@@ -72,21 +92,30 @@ export class SandboxKit {
     return file;
   }
 
-  async outcome(command: string, options: RunOptions = {}): Promise<SandboxOutcome> {
-    return this.sandbox.run({
+  async outcome(command: string, options: RunOptions = {}, sandbox: LinuxSandbox = this.sandbox): Promise<SandboxOutcome> {
+    return sandbox.run({
       command,
       cwd: options.cwd ?? this.workspace,
       workspace: { root: this.workspace, writable: options.writable ?? true, ...(options.layer ? { layer: options.layer } : {}) },
       limits: { timeoutMs: 20_000, maxOutputBytes: 64 * 1024, maxWriteBytes: 64 * 1024 * 1024, ...options.limits },
       ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.session ? { session: options.session } : {}),
     });
   }
 
   /** Runs and returns the result (asserting the sandbox ran); the caller disposes it. */
-  async run(command: string, options: RunOptions = {}): Promise<SandboxResult> {
-    const outcome = await this.outcome(command, options);
+  async run(command: string, options: RunOptions = {}, sandbox: LinuxSandbox = this.sandbox): Promise<SandboxResult> {
+    const outcome = await this.outcome(command, options, sandbox);
     assert.ok(outcome.ok, `the sandbox should run the command: ${outcome.ok ? '' : outcome.reason}`);
     return outcome.result;
+  }
+
+  /** Runs in a session's kept sandbox, asserts it succeeded, disposes, and returns its output. */
+  async runOnceIn(session: SandboxSession, command: string, limits?: Partial<SandboxLimits>): Promise<string> {
+    const result = await this.run(command, { session, ...(limits ? { limits } : {}) });
+    await result.dispose();
+    assert.equal(result.exitCode, 0, result.output);
+    return result.output;
   }
 
   /** Runs, disposes, and checks that nothing of the run stayed in the sandbox's temp folder. */
@@ -130,6 +159,17 @@ export function processesWith(marker: string): number[] {
     }
   }
   return found;
+}
+
+/** The kept sandboxes' keepers (and the commands' PID 1s they fork) whose sessions lie below `folder`. */
+export function keeperProcesses(folder: string): number[] {
+  return processesWith(folder).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0].endsWith('/sandbox-keeper');
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Processes whose program name (argv[0], as `exec -a` sets it) is exactly `name`. */

@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { KEPT_SCENARIOS } from './keptScenarios';
 import { ENV_SECRET, HOME_SECRET, OUTSIDE_SECRET, processesWith, SandboxKit, sleep, sorted } from './sandboxKit';
 
 export type Scenario = (kit: SandboxKit) => Promise<void>;
@@ -339,6 +340,9 @@ export const SCENARIOS: Record<string, Scenario> = {
     }
     await kit.assertNothingLeft();
   },
+
+  // One sandbox per speculation (keptScenarios.ts).
+  ...KEPT_SCENARIOS,
 };
 
 /** Runs scenarios by name in this process; returns the failures (name and message). */

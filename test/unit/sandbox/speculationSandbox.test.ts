@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { LinuxSandbox, UnavailableSandbox, type ShellSandbox } from '../../../src/core/sandbox';
 import type { SpeculationSnapshot } from '../../../src/core/followup/speculation';
 import { makeWorld, listBelow, treeSnapshot, OUTSIDE_SECRET, type EngineWorld } from '../engine/engineKit';
-import { fixtureSettled, processesWith, sleep } from './sandboxKit';
+import { fixtureSettled, keeperProcesses, processesWith, sleep } from './sandboxKit';
 import { assertForkBombCapped } from './landlockScenarios';
 
 const GREET = 'exports.greet = (n) => `Hello, ${n}!`;\n';
@@ -82,6 +82,41 @@ describe('speculation with the sandbox (real namespaces)', function () {
     assert.deepEqual(applied, { applied: ['src/greet.js'], conflicts: [] });
     assert.equal(await world.read('src/greet.js'), GREET_WITH_FAREWELL);
     await speculation.disposeOverlay();
+    assert.deepEqual(await sandboxLeftovers(), []);
+  });
+
+  it("a speculation's commands share one sandbox: a later one sees what the earlier one wrote and deleted and the edit made between them; accept applies all; the sandbox ends with the run", async () => {
+    await setUp({ 'package.json': '{ "name": "demo", "private": true, "scripts": { "test": "node --test" } }\n', 'src/greet.js': GREET, 'test/greet.test.js': TEST_FILE, 'old.txt': 'old\n' });
+    world.server.setScript([
+      { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'readlink /proc/self/ns/user; mkdir -p build && echo built > build/out.txt && rm old.txt' } }] },
+      { toolCalls: [{ name: 'edit', arguments: { file_path: 'src/greet.js', old_string: GREET, new_string: GREET_WITH_FAREWELL } }] },
+      { toolCalls: [{ name: 'run_shell_command', arguments: { command: 'readlink /proc/self/ns/user; cat build/out.txt && test ! -e old.txt && npm test && echo again >> build/out.txt' } }] },
+      { text: 'Built and tested.' },
+    ]);
+    const speculation = world.speculate('build and test');
+    const running = (async () => {
+      // While the run goes on, its kept sandbox is there (its processes name the sandbox's temp folder).
+      for (let i = 0; i < 400 && keeperProcesses(world.tmpRoot).length === 0 && speculation.snapshot().status === 'running'; i++) await sleep(25);
+      return keeperProcesses(world.tmpRoot).length > 0;
+    })();
+    const final = await speculation.done;
+    assert.equal(final.status, 'completed', final.boundary?.detail ?? final.error ?? '');
+    assert.ok(await running, 'the kept sandbox ran');
+    const [first, , second] = toolResults(final);
+    const namespace = /Output:\n(user:\[\d+\])/.exec(first)?.[1];
+    assert.ok(namespace, first);
+    assert.match(second, new RegExp(`Output:\\n${namespace.replace(/[[\]]/g, '\\$&')}\\nbuilt\\n`), 'the same sandbox, and the first command\'s file');
+    assert.match(second, /pass 1/, 'the tests see the edit made between the commands');
+    assert.deepEqual(final.toolCalls[2].sandboxed, { writable: true, changed: ['build/out.txt'] });
+    for (let i = 0; i < 200 && processesWith(world.tmpRoot).length > 0; i++) await sleep(25);
+    assert.deepEqual(processesWith(world.tmpRoot), [], 'nothing of the sandbox outlives the run');
+    const applied = await speculation.apply();
+    assert.deepEqual(applied.conflicts, []);
+    assert.equal(await world.read('build/out.txt'), 'built\nagain\n');
+    assert.equal(await world.read('src/greet.js'), GREET_WITH_FAREWELL);
+    assert.ok(!existsSync(path.join(world.root, 'old.txt')));
+    await speculation.disposeOverlay();
+    for (let i = 0; i < 200 && (await sandboxLeftovers()).length > 0; i++) await sleep(25);
     assert.deepEqual(await sandboxLeftovers(), []);
   });
 
