@@ -1,119 +1,29 @@
 // The speculation engine: runs a shown suggestion ahead of the user, forked from the main chat's
 // CacheSafeParams, with every write in a copy-on-write overlay and every tool call through the gate.
 // It never touches the main conversation: accept and abort hand results to the caller (the session).
-import type { AssistantMessage, ChatMessage, ToolArgs, ToolCall, ToolMessage } from '../messages';
+import type { AssistantMessage, ChatMessage, ToolCall, ToolMessage } from '../messages';
 import { describeProtected, ProtectedPathError } from '../fs/protectedPaths';
 import { EngineFault, PathOutsideWorkspaceError, type WorkspaceFs } from '../fs/workspaceFs';
-import { LlmError, type LlmClient, type Usage } from '../llm/llmClient';
+import { LlmError, type Usage } from '../llm/llmClient';
 import { parseToolArguments } from '../llm/toolArguments';
 import { commandNeeds } from '../sandbox/commandNeeds';
-import type { SandboxAvailability, SandboxChange, SandboxLayer, SandboxSession } from '../sandbox/shellSandbox';
-import type { SandboxRun, Tool, ToolContext } from '../tools/types';
-import { SANDBOX_DEFAULT_MAX_WRITE_BYTES } from '../tools/sandboxedShell';
-import { runForkedQuery, type CacheSafeParams } from './forkedQuery';
-import { gateToolCall, type ApprovalMode, type Boundary } from './speculationToolGate';
+import type { SandboxRun } from '../tools/types';
+import { runForkedQuery } from './forkedQuery';
+import { gateNestedCall, gateToolCall, type Boundary } from './speculationToolGate';
 import { ensureToolResultPairing } from '../messages/pairing';
 import type { CheckpointRecording } from '../checkpoints';
 import { checkpointHook } from './acceptCheckpoint';
-import type { BeforeReplaceHook } from './overlay/applyOverlay';
 import { recoverCutOff } from '../chat/lengthRecovery';
-import { dropSpeculatedHunk, droppedHunksNote, HunkDropRecord, speculatedHunks, type DroppedHunks } from './hunkDrops';
+import { dropSpeculatedHunk, HunkDropRecord, speculatedHunks, type DroppedHunks } from './hunkDrops';
+import { notedForInjection } from './injectionNotes';
 import type { Hunk } from '../checkpoints/hunks';
-import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
-import type { GitPreview } from '../git/gitPreview';
+import { processLock } from '../fs/workspaceLock';
 import { CommitAhead, type CommittedAhead } from './commitAhead';
+import { createOverlayWorded } from './overlay/overlayErrors';
+import { SharedSandbox } from './sharedSandbox';
+import { MAX_SPECULATION_MESSAGES, MAX_SPECULATION_TURNS, type ApplyResult, type SpeculationEvent, type SpeculationOptions, type SpeculationOverlay, type SpeculationSnapshot, type SpeculationStatus, type ToolCallRecord } from './speculationTypes';
 
-export const MAX_SPECULATION_TURNS = 20;
-export const MAX_SPECULATION_MESSAGES = 100;
-
-export type SpeculationStatus = 'running' | 'completed' | 'boundary' | 'aborted' | 'failed';
-
-/** The overlay as the engine needs it; OverlayFs implements it. */
-export interface SpeculationOverlay extends WorkspaceFs {
-  readonly id: string;
-  writtenFiles(): { path: string; kind: 'modified' | 'created' | 'deleted' }[];
-  applyToReal(options?: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook; redoDir?: string }): Promise<ApplyResult>;
-  cleanup(): Promise<void>;
-  /** What a sandboxed command sees of the speculation, and how its changes come back (SANDBOX.md). */
-  sandboxLayer(): Promise<SandboxLayer>;
-  applySandboxChanges(changes: readonly SandboxChange[], startedAt: number): Promise<string[]>;
-  /** The workspace's writer lock; commit ahead moves refs under it. Absent: this process's own lock of the root. */
-  readonly writerLock?: WorkspaceLock;
-}
-
-export interface ApplyResult {
-  applied: string[];
-  /** Set when the accept applied a commit made ahead (refs moved, index or not). */
-  git?: CommittedAhead;
-  /** `reason` is a short code; `message` (when the overlay gives one) says it in words. */
-  conflicts: { path: string; reason: string; message?: string }[];
-}
-
-export interface ToolCallRecord {
-  /** Position among all the run's tool calls; two calls of one tool are two records. */
-  index: number;
-  id: string;
-  name: string;
-  args: ToolArgs | null;
-  rawArgs: string;
-  summary: string;
-  decision: 'allow' | 'redirect' | 'sandbox' | 'boundary';
-  executed: boolean;
-  ok: boolean | null;
-  result: string | null;
-  /** Set when the call ran ahead in the sandbox: writable (over the overlay) or read-only, and the paths it changed. */
-  sandboxed?: { writable: boolean; changed: string[] };
-}
-
-export interface SpeculationSnapshot {
-  id: string;
-  suggestion: string;
-  status: SpeculationStatus;
-  boundary: Boundary | null;
-  toolCalls: ToolCallRecord[];
-  filesWritten: { path: string; kind: 'modified' | 'created' | 'deleted' }[];
-  /** The speculated messages: the suggestion as a user message, then assistant and tool messages. */
-  messages: ChatMessage[];
-  pipelinedSuggestion: string | null;
-  /** What went wrong, in full (what to do included). */
-  error: string | null;
-  /** The same in a few words, for the quiet status line ("Couldn't run ahead: <reason>"). */
-  errorReason: string | null;
-  startedAt: number;
-  finishedAt: number | null;
-  usage: Usage;
-  turns: number;
-  /** What Tab would commit (message, author, files and diff, the branch it moves), when the run committed ahead. */
-  commitAhead?: GitPreview | null;
-}
-
-/** Fine-grained progress, for a run promoted to the foreground while it still streams. */
-export type SpeculationEvent =
-  | { type: 'text'; delta: string }
-  | { type: 'assistant_start' }
-  | { type: 'tool_start'; record: ToolCallRecord }
-  | { type: 'tool_end'; record: ToolCallRecord }
-  | { type: 'status'; snapshot: SpeculationSnapshot };
-
-export interface SpeculationOptions {
-  llm: LlmClient;
-  params: CacheSafeParams;
-  /** The fast model when set; the main model otherwise. */
-  model?: string;
-  tools: { get(name: string): Tool | undefined };
-  approvalMode: ApprovalMode;
-  createOverlay: () => Promise<SpeculationOverlay>;
-  classifyShell: (command: string, directory?: string) => Promise<{ readOnly: boolean; reason: string }>;
-  /** Ports for tools (process runner, lsp, shell env, the sandbox); fs and signal are the engine's. */
-  toolContext?: Omit<ToolContext, 'fs' | 'signal'>;
-  maxTurns?: number;
-  maxMessages?: number;
-  /** Predicts the input after this run (same prefix + the speculated turns); null = none. */
-  generatePipelinedSuggestion?: (conversation: ChatMessage[], signal: AbortSignal) => Promise<string | null>;
-  now?: () => number;
-  onEvent?: (event: SpeculationEvent) => void;
-  log?: (line: string) => void;
-}
+export * from './speculationTypes';
 
 let nextRunNumber = 1;
 
@@ -140,7 +50,7 @@ export class Speculation {
   private overlay: SpeculationOverlay | undefined;
   private readonly controller = new AbortController();
   /** Ends when the run does (any way): the sandbox its shell commands share ends with it. */
-  private readonly sandboxLifetime = new AbortController();
+  private readonly sharedSandbox: SharedSandbox;
   private readonly listeners = new Set<(event: SpeculationEvent) => void>();
   /** Hunks the user dropped before Tab, per file (the overlay already holds the files without them). */
   private readonly droppedHunkRecord = new HunkDropRecord();
@@ -152,6 +62,7 @@ export class Speculation {
   constructor(readonly suggestion: string, private readonly options: SpeculationOptions) {
     this.id = `spec-${process.pid}-${nextRunNumber++}-${Math.random().toString(36).slice(2, 8)}`;
     this.startedAt = this.now();
+    this.sharedSandbox = new SharedSandbox(this.id, options.toolContext);
     this.messages = [{ role: 'user', content: suggestion }];
     if (options.onEvent) this.listeners.add(options.onEvent);
     this.done = this.run();
@@ -252,10 +163,10 @@ export class Speculation {
 
   private async run(): Promise<SpeculationSnapshot> {
     try {
-      this.overlay = await this.createOverlay();
-      this.prepareSandbox(this.overlay.root);
+      this.overlay = await createOverlayWorded(this.options.createOverlay, this.options.log);
+      this.sharedSandbox.prepare(this.overlay.root);
       await this.loop();
-      await this.endSandbox();
+      await this.sharedSandbox.end();
       if (this.status === 'completed' && this.options.generatePipelinedSuggestion && !this.controller.signal.aborted) {
         const conversation = [...this.options.params.history, ...this.messages];
         try {
@@ -273,25 +184,10 @@ export class Speculation {
       }
       this.options.log?.(`speculation ${this.id} ${this.status}: ${this.error ?? 'aborted'}`);
     }
-    await this.endSandbox();
+    await this.sharedSandbox.end();
     if (this.status === 'aborted' || this.status === 'failed') await this.disposeOverlay();
     this.emitStatus();
     return this.snapshot();
-  }
-
-  /**
-   * The overlay. A raw file-system error names the overlay's temp path, which must not reach the
-   * user, so it is reported by its code; the overlay's own errors (worded for users) pass through.
-   */
-  private async createOverlay(): Promise<SpeculationOverlay> {
-    try {
-      return await this.options.createOverlay();
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException | undefined)?.code;
-      if (typeof code !== 'string') throw error;
-      this.options.log?.(`overlay creation failed: ${String(error)}`);
-      throw new Error(`The speculation could not create its private overlay folder (${code}); the next suggestion will try again. If it keeps failing, check that the temp folder is writable.`);
-    }
   }
 
   private async loop(): Promise<void> {
@@ -426,7 +322,7 @@ export class Speculation {
     } catch {
       record.summary = call.function.name;
     }
-    const sandbox = tool?.kind === 'shell' ? await this.sandboxAvailability() : undefined;
+    const sandbox = tool?.kind === 'shell' ? await this.sharedSandbox.availability() : undefined;
     const decision = await gateToolCall(call.function.name, tool, parsed.args, {
       approvalMode: this.options.approvalMode,
       fs: overlay,
@@ -457,7 +353,14 @@ export class Speculation {
         approvedAsReadOnly: sandboxRun === undefined,
         ...(sandboxRun ? { sandboxRun } : {}),
         // A sub-agent's own calls: each must pass this gate, or the agent call is a boundary.
-        speculationGate: (name, args) => this.gateNested(name, args, overlay),
+        speculationGate: (name, args) =>
+          gateNestedCall(name, this.options.tools.get(name), args, {
+            approvalMode: this.options.approvalMode,
+            fs: overlay,
+            overlayHasWrites: overlay.writtenFiles().length > 0,
+            classifyShell: this.options.classifyShell,
+            protectedPaths: this.options.toolContext?.protectedPaths,
+          }),
       });
       if (result.usage) {
         this.usage.promptTokens += result.usage.promptTokens;
@@ -481,7 +384,7 @@ export class Speculation {
       if (result.sandboxed) record.sandboxed = { writable: result.sandboxed.writable, changed: [...result.sandboxed.changed] };
       if (result.filesChanged?.length) {
         this.filesChangedBy.set(call.id, [...result.filesChanged]);
-        this.refreshSandbox(overlay);
+        this.sharedSandbox.refresh(overlay);
       }
     } catch (error) {
       if (error instanceof PathOutsideWorkspaceError) {
@@ -507,59 +410,6 @@ export class Speculation {
     return record;
   }
 
-  /** The gate's word on a nested call (a sub-agent's): only what it would allow as it is runs. */
-  private async gateNested(name: string, args: ToolArgs, overlay: SpeculationOverlay): Promise<{ pass: true } | { pass: false; detail: string }> {
-    const decision = await gateToolCall(name, this.options.tools.get(name), args, {
-      approvalMode: this.options.approvalMode,
-      fs: overlay,
-      overlayHasWrites: overlay.writtenFiles().length > 0,
-      classifyShell: this.options.classifyShell,
-      protectedPaths: this.options.toolContext?.protectedPaths,
-    });
-    if (decision.decision === 'allow') return { pass: true };
-    return { pass: false, detail: decision.decision === 'boundary' ? decision.boundary.detail : `it would need the ${decision.decision} path` };
-  }
-
-  /** The session the shell commands of this run share a sandbox in (SandboxSession). */
-  private get sandboxSession(): SandboxSession {
-    return { id: this.id, lifetime: this.sandboxLifetime.signal };
-  }
-
-  /**
-   * Starts the shared sandbox while the model writes its first answer, so the first command does not
-   * wait for it; with `layer`, brings what it shows up to date while the model writes its next one.
-   */
-  private prepareSandbox(root: string, layer?: SandboxLayer): void {
-    const sandbox = this.options.toolContext?.shellSandbox;
-    const limits = this.options.toolContext?.sandboxLimits;
-    // Of the limits only the process limit (the sandbox's default, as for the commands) shapes the kept sandbox; the rest are each command's own.
-    void sandbox?.prepareSession?.(this.sandboxSession, root, { timeoutMs: limits?.timeoutMs ?? 120_000, maxOutputBytes: 0, maxWriteBytes: limits?.maxWriteBytes ?? SANDBOX_DEFAULT_MAX_WRITE_BYTES }, layer);
-  }
-
-  /** After a tool changed files: the shared sandbox takes them in before the next command needs them. */
-  private refreshSandbox(overlay: SpeculationOverlay): void {
-    if (!this.options.toolContext?.shellSandbox?.prepareSession || this.sandboxLifetime.signal.aborted) return;
-    void overlay.sandboxLayer().then((layer) => this.prepareSandbox(overlay.root, layer), () => undefined);
-  }
-
-  /** Ends the shared sandbox with the run, and waits until nothing of it is left. */
-  private async endSandbox(): Promise<void> {
-    if (this.sandboxLifetime.signal.aborted) return;
-    this.sandboxLifetime.abort();
-    await this.options.toolContext?.shellSandbox?.sessionEnded?.(this.id).catch(() => undefined);
-  }
-
-  /** Whether this machine's sandbox can run shell commands (probed once per process, cached); undefined: turned off. */
-  private async sandboxAvailability(): Promise<SandboxAvailability | undefined> {
-    const sandbox = this.options.toolContext?.shellSandbox;
-    if (!sandbox) return undefined;
-    try {
-      return await sandbox.probe();
-    } catch (error) {
-      return { available: false, reason: `its probe failed (${error instanceof Error ? error.message : String(error)})`, action: null };
-    }
-  }
-
   /** How a `sandbox` decision runs: over this overlay (writable or read-only); the overlay refuses protected paths. */
   private sandboxRun(overlay: SpeculationOverlay, writable: boolean, git: boolean): SandboxRun {
     return {
@@ -567,7 +417,7 @@ export class Speculation {
       target: { layer: () => overlay.sandboxLayer(), apply: (changes, startedAt) => overlay.applySandboxChanges(changes, startedAt) },
       // Every other command sees the commits made ahead so far, read-only (git log, git status).
       git: this.commitAhead.target(overlay.root, () => this.emitStatus(), !git),
-      session: this.sandboxSession,
+      session: this.sharedSandbox.session,
     };
   }
 
@@ -623,42 +473,11 @@ export class Speculation {
   }
 
   /**
-   * The speculated messages, paired and ready to join the main conversation. Files the user kept
-   * their own version of (`notApplied`) or left out before Tab (`excluded`), and hunks dropped
-   * before Tab, are marked on the results of the calls that wrote them, so the history stays
-   * honest about what happened.
+   * The speculated messages, paired and ready to join the main conversation, with notes on the
+   * results of the calls whose files the user kept, left out or trimmed (injectionNotes.ts).
    */
   messagesForInjection(notApplied: readonly string[] = [], excluded: readonly string[] = []): ChatMessage[] {
-    const messages = ensureToolResultPairing(this.messages);
-    const kept = new Set(notApplied);
-    const left = new Set(excluded);
-    // A file not applied at all says so; its dropped hunks would be noise.
-    const dropped = this.droppedHunks().filter((entry) => !kept.has(entry.path) && !left.has(entry.path));
-    if (notApplied.length === 0 && excluded.length === 0 && dropped.length === 0) return messages;
-    const droppedNoted = new Set<string>();
-    const noted = messages.map((message) => {
-      if (message.role !== 'tool') return message;
-      const written = this.filesChangedBy.get(message.tool_call_id) ?? [];
-      const notes: string[] = [];
-      const keptHere = written.filter((file) => kept.has(file));
-      const leftHere = written.filter((file) => left.has(file));
-      if (keptHere.length > 0) notes.push(`(Note: not applied — the user kept their own version of ${keptHere.join(', ')}.)`);
-      if (leftHere.length > 0) notes.push(`(Note: not applied — the user left ${leftHere.join(', ')} out when accepting.)`);
-      for (const entry of dropped) {
-        if (!written.includes(entry.path)) continue;
-        notes.push(droppedHunksNote(entry));
-        droppedNoted.add(entry.path);
-      }
-      return notes.length === 0 ? message : { ...message, content: `${message.content}\n${notes.join('\n')}` };
-    });
-    // A file whose writer is not known (a sandboxed command's change): the last result carries the note.
-    const unnoted = dropped.filter((entry) => !droppedNoted.has(entry.path));
-    const last = noted.map((message) => message.role).lastIndexOf('tool');
-    if (unnoted.length > 0 && last >= 0) {
-      const message = noted[last] as ToolMessage;
-      noted[last] = { ...message, content: `${message.content}\n${unnoted.map(droppedHunksNote).join('\n')}` };
-    }
-    return noted;
+    return notedForInjection(ensureToolResultPairing(this.messages), this.filesChangedBy, this.droppedHunks(), notApplied, excluded);
   }
 }
 

@@ -182,3 +182,10 @@ export async function gateToolCall(toolName: string, tool: Tool | undefined, arg
     }
   }
 }
+
+/** The gate's word on a nested call (a sub-agent's): only what it would allow as it is runs. */
+export async function gateNestedCall(toolName: string, tool: Tool | undefined, args: ToolArgs, context: GateContext): Promise<{ pass: true } | { pass: false; detail: string }> {
+  const decision = await gateToolCall(toolName, tool, args, context);
+  if (decision.decision === 'allow') return { pass: true };
+  return { pass: false, detail: decision.decision === 'boundary' ? decision.boundary.detail : `it would need the ${decision.decision} path` };
+}

@@ -36,3 +36,18 @@ export class OverlayDiscardedError extends Error {
 export function codeOf(error: unknown): string {
   return (error as NodeJS.ErrnoException | undefined)?.code ?? 'unknown error';
 }
+
+/**
+ * Creates a speculation's overlay. A raw file-system error names the overlay's temp path, which must
+ * not reach the user, so it is reported by its code; the overlay's own errors (worded for users) pass through.
+ */
+export async function createOverlayWorded<T>(create: () => Promise<T>, log?: (line: string) => void): Promise<T> {
+  try {
+    return await create();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof code !== 'string') throw error;
+    log?.(`overlay creation failed: ${String(error)}`);
+    throw new Error(`The speculation could not create its private overlay folder (${code}); the next suggestion will try again. If it keeps failing, check that the temp folder is writable.`);
+  }
+}
