@@ -1,6 +1,9 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
-import { lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { constants as fsConstants, mkdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { open, readdir, unlink, utimes } from 'node:fs/promises';
+import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow } from '../fs/inlineIo';
+import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
 
 export interface CheckpointStat {
@@ -40,8 +43,15 @@ function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLin
   return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
 }
 
+const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
+
 /** 'wx': never clobber what appeared under the name; a failed write leaves nothing behind. Flushed only when `sync`. */
 async function createNew(absolute: string, data: Uint8Array | string, mode: number | undefined, sync: boolean): Promise<void> {
+  // Without an fsync a small file is made in line (see inlineIo.ts).
+  if (!sync && data.length <= INLINE_IO_MAX_BYTES) {
+    createFileNow(absolute, CREATE_NEW, typeof data === 'string' ? Buffer.from(data) : data, { createMode: mode ?? 0o600, mode });
+    return;
+  }
   const handle = await open(absolute, 'wx', mode ?? 0o600);
   try {
     await handle.writeFile(data);
@@ -55,18 +65,14 @@ async function createNew(absolute: string, data: Uint8Array | string, mode: numb
   await handle.close();
 }
 
+/** On node:fs; metadata calls and small reads and writes without fsync are made in line (see inlineIo.ts). */
 export const nodeCheckpointFs: CheckpointFs = {
   async lstat(absolute) {
-    try {
-      const info = await lstat(absolute);
-      return { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
-      throw error;
-    }
+    const info = lstatNow(absolute);
+    return info && { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
   },
   async readFile(absolute) {
-    return readFile(absolute);
+    return readFileQuickly(absolute);
   },
   writeDurable(absolute, data, mode) {
     return createNew(absolute, data, mode, true);
@@ -75,33 +81,28 @@ export const nodeCheckpointFs: CheckpointFs = {
     return createNew(absolute, data, options.mode, options.sync);
   },
   async fsyncFile(absolute) {
-    const handle = await open(absolute, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await fsyncPath(absolute);
   },
   async rename(from, to) {
-    await rename(from, to);
+    renameSync(from, to);
   },
   async unlink(absolute) {
     try {
-      await unlink(absolute);
+      unlinkSync(absolute);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   },
   async mkdir(absolute, mode) {
     try {
-      await mkdir(absolute, { mode: mode ?? 0o777 });
+      mkdirSync(absolute, { mode: mode ?? 0o777 });
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }
   },
   async rmdirIfEmpty(absolute) {
     try {
-      await rmdir(absolute);
+      rmdirSync(absolute);
       return true;
     } catch (error) {
       const code = errorCode(error);
@@ -118,15 +119,8 @@ export const nodeCheckpointFs: CheckpointFs = {
     }
   },
   async fsyncDirectory(absolute) {
-    const handle = await open(absolute, 'r');
-    try {
-      await handle.sync();
-    } catch (error) {
-      // Some file systems refuse fsync on folders; their renames are still atomic.
-      if (errorCode(error) !== 'EINVAL' && errorCode(error) !== 'EISDIR' && errorCode(error) !== 'EPERM') throw error;
-    } finally {
-      await handle.close();
-    }
+    // Some file systems refuse fsync on folders; their renames are still atomic.
+    await fsyncPath(absolute, true);
   },
   async touch(absolute) {
     const now = new Date();

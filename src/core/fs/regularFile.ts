@@ -1,7 +1,9 @@
 // Reading one regular file in as few round trips as the disk allows: open (never blocking on a FIFO,
 // never through a symlink swapped in), one read of its size, and an fstat only when it is not known.
-import { constants as fsConstants, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, type Stats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { closeFdQuietly, fstatFd, openFd, readFd } from './descriptors';
+import { INLINE_IO_MAX_BYTES, readNow } from './inlineIo';
 import { specialKindOf } from './fileKind';
 import { FileNotFoundError, PathOutsideWorkspaceError, SpecialFileError } from './workspaceFs';
 
@@ -24,6 +26,56 @@ async function readRest(fd: number, total: number): Promise<Buffer> {
   }
 }
 
+function openError(error: unknown, relative: string): unknown {
+  const code = errorCode(error);
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new FileNotFoundError(relative);
+  if (code === 'EISDIR') return new Error(`${relative || '.'} is a directory, not a file.`);
+  if (code === 'ELOOP') return new PathOutsideWorkspaceError(relative, 'became a symlink while it was being read');
+  return error;
+}
+
+/**
+ * readRegularFile of a small file whose lstat the caller has, made in line; undefined when the
+ * read comes up short (the file changed since): the async path then asks fstat what it became.
+ */
+function readKnownNow(absolute: string, relative: string, known: Stats): { data: Buffer; info: Stats } | undefined {
+  let fd: number;
+  try {
+    fd = openSync(absolute, OPEN_FLAGS);
+  } catch (error) {
+    throw openError(error, relative);
+  }
+  try {
+    const { buffer, count } = readNow(fd, known.size);
+    return count === known.size ? { data: buffer, info: known } : undefined;
+  } catch (error) {
+    if (errorCode(error) === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
+    throw error;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The whole content of a file, as fs.readFile gives it (up to the size fstat reports; to the end
+ * for a size of 0); a small one is read in line, a large one (or an empty one) by fs.readFile.
+ */
+export async function readFileQuickly(absolute: string): Promise<Buffer> {
+  // O_NONBLOCK: a FIFO swapped in must not hold the event loop; anything but a regular file goes the old way.
+  const fd = openSync(absolute, OPEN_FLAGS & ~fsConstants.O_NOFOLLOW);
+  try {
+    const info = fstatSync(fd);
+    const size = info.size;
+    if (info.isFile() && size > 0 && size <= INLINE_IO_MAX_BYTES) {
+      const { buffer, count } = readNow(fd, size);
+      return count === size ? buffer : buffer.subarray(0, count);
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return readFile(absolute);
+}
+
 /**
  * The bytes of the regular file at `absolute` (an already placed path, shown as `relative`) and
  * its stat. FIFOs, sockets and devices are refused with SpecialFileError (O_NONBLOCK: a FIFO swapped
@@ -36,15 +88,16 @@ async function readRest(fd: number, total: number): Promise<Buffer> {
  * Without it, the stat returned is the fstat of exactly what was read.
  */
 export async function readRegularFile(absolute: string, relative: string, known?: Stats): Promise<{ data: Buffer; info: Stats }> {
+  // A small file known to be regular is read in line: open, one read, close (inlineIo.ts says why).
+  if (known?.isFile() && known.size > 0 && known.size <= INLINE_IO_MAX_BYTES) {
+    const quick = readKnownNow(absolute, relative, known);
+    if (quick) return quick;
+  }
   let fd: number;
   try {
     fd = await openFd(absolute, OPEN_FLAGS);
   } catch (error) {
-    const code = errorCode(error);
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new FileNotFoundError(relative);
-    if (code === 'EISDIR') throw new Error(`${relative || '.'} is a directory, not a file.`);
-    if (code === 'ELOOP') throw new PathOutsideWorkspaceError(relative, 'became a symlink while it was being read');
-    throw error;
+    throw openError(error, relative);
   }
   try {
     const checked = async (): Promise<Stats> => {

@@ -1,9 +1,11 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { constants as fsConstants, mkdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
+import { readdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
 import { closeFd, fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow } from '../../fs/inlineIo';
+import { readFileQuickly } from '../../fs/regularFile';
 import type { RedoFs } from '../../fs/redoRecovery';
 
 const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
@@ -64,12 +66,17 @@ function errorCode(error: unknown): string | undefined {
  * the fsync only when `sync` (a redo log's commit already made the bytes durable).
  */
 async function createNew(destination: string, data: Uint8Array, options: DurableWriteOptions & { sync: boolean }): Promise<void> {
+  const owner = options.owner && (options.owner.uid !== processIds.uid || options.owner.gid !== processIds.gid) ? options.owner : undefined;
+  // Without an fsync a small file is a few calls that cost less than one hand-off each: made in line.
+  if (!options.sync && data.byteLength <= INLINE_IO_MAX_BYTES) {
+    createFileNow(destination, CREATE_NEW, data, { mode: options.mode, owner });
+    return;
+  }
   const fd = await openFd(destination, CREATE_NEW);
   try {
     await writeAllFd(fd, data);
-    const owner = options.owner;
     // Owner before mode: chown clears set-id bits.
-    if (owner && (owner.uid !== processIds.uid || owner.gid !== processIds.gid)) await fchownFd(fd, owner.uid, owner.gid);
+    if (owner) await fchownFd(fd, owner.uid, owner.gid);
     if (options.mode !== undefined) await fchmodFd(fd, options.mode);
     if (options.sync) await fsyncFd(fd);
   } catch (error) {
@@ -80,20 +87,20 @@ async function createNew(destination: string, data: Uint8Array, options: Durable
   await closeFd(fd);
 }
 
-/** The real implementation on node:fs. */
+/**
+ * The real implementation on node:fs. Metadata calls (lstat, rename, unlink, mkdir, rmdir) and small
+ * reads and writes without fsync are made in line (see inlineIo.ts): an accept of a hundred small
+ * files is a few hundred of them, and each hand-off to the thread pool cost more than the call.
+ */
 export const nodeApplyFs: ApplyFs = {
   async readFile(absolute) {
-    return readFile(absolute);
+    return readFileQuickly(absolute);
   },
   async lstat(absolute) {
-    try {
-      const info = await lstat(absolute);
-      const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
-      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid, ctimeMs: info.ctimeMs, ino: info.ino };
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
-      throw error;
-    }
+    const info = lstatNow(absolute);
+    if (!info) return undefined;
+    const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
+    return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid, ctimeMs: info.ctimeMs, ino: info.ino };
   },
   writeDurable(destination, data, options = {}) {
     return createNew(destination, typeof data === 'string' ? Buffer.from(data) : data, { ...options, sync: true });
@@ -102,33 +109,28 @@ export const nodeApplyFs: ApplyFs = {
     return createNew(destination, data, options);
   },
   async fsyncFile(absolute) {
-    const fd = await openFd(absolute, fsConstants.O_RDONLY);
-    try {
-      await fsyncFd(fd);
-    } finally {
-      await closeFd(fd);
-    }
+    await fsyncPath(absolute);
   },
   async rename(from, to) {
-    await rename(from, to);
+    renameSync(from, to);
   },
   async unlink(absolute) {
     try {
-      await unlink(absolute);
+      unlinkSync(absolute);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   },
   async mkdir(absolute) {
     try {
-      await mkdir(absolute);
+      mkdirSync(absolute);
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }
   },
   async rmdirIfEmpty(absolute) {
     try {
-      await rmdir(absolute);
+      rmdirSync(absolute);
       return true;
     } catch (error) {
       const code = errorCode(error);
