@@ -1,8 +1,9 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
-import { constants as fsConstants, mkdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
-import { open, readdir, unlink, utimes } from 'node:fs/promises';
-import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow } from '../fs/inlineIo';
+import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
+import { fsyncPath, lstatNow } from '../fs/inlineIo';
 import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
 
@@ -45,27 +46,26 @@ function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLin
 
 const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
 
-/** 'wx': never clobber what appeared under the name; a failed write leaves nothing behind. Flushed only when `sync`. */
+/**
+ * O_EXCL: never clobber what appeared under the name; a failed write leaves nothing behind. Flushed
+ * only when `sync`. Created with `mode`, which the umask may narrow: fstat says, and only then is it
+ * set exactly. The calls that change the disk run on the thread pool, fstat and close in line.
+ */
 async function createNew(absolute: string, data: Uint8Array | string, mode: number | undefined, sync: boolean): Promise<void> {
-  // Without an fsync a small file is made in line (see inlineIo.ts).
-  if (!sync && data.length <= INLINE_IO_MAX_BYTES) {
-    createFileNow(absolute, CREATE_NEW, typeof data === 'string' ? Buffer.from(data) : data, { createMode: mode ?? 0o600, mode });
-    return;
-  }
-  const handle = await open(absolute, 'wx', mode ?? 0o600);
+  const fd = await openFd(absolute, CREATE_NEW, mode ?? 0o600);
   try {
-    await handle.writeFile(data);
-    if (mode !== undefined) await handle.chmod(mode);
-    if (sync) await handle.sync();
+    await writeAllFd(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    if (mode !== undefined && (fstatSync(fd).mode & 0o7777) !== mode) await fchmodFd(fd, mode);
+    if (sync) await fsyncFd(fd);
   } catch (error) {
-    await handle.close();
+    closeFdQuietly(fd);
     await unlink(absolute).catch(() => undefined);
     throw error;
   }
-  await handle.close();
+  closeSync(fd);
 }
 
-/** On node:fs; metadata calls and small reads and writes without fsync are made in line (see inlineIo.ts). */
+/** On node:fs; calls that only read (lstat, small reads) are made in line (see inlineIo.ts and nodeApplyFs). */
 export const nodeCheckpointFs: CheckpointFs = {
   async lstat(absolute) {
     const info = lstatNow(absolute);
@@ -84,25 +84,25 @@ export const nodeCheckpointFs: CheckpointFs = {
     await fsyncPath(absolute);
   },
   async rename(from, to) {
-    renameSync(from, to);
+    await rename(from, to);
   },
   async unlink(absolute) {
     try {
-      unlinkSync(absolute);
+      await unlink(absolute);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   },
   async mkdir(absolute, mode) {
     try {
-      mkdirSync(absolute, { mode: mode ?? 0o777 });
+      await mkdir(absolute, { mode: mode ?? 0o777 });
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }
   },
   async rmdirIfEmpty(absolute) {
     try {
-      rmdirSync(absolute);
+      await rmdir(absolute);
       return true;
     } catch (error) {
       const code = errorCode(error);

@@ -1,10 +1,10 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { constants as fsConstants, mkdirSync, renameSync, rmdirSync, unlinkSync } from 'node:fs';
-import { readdir, unlink } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
+import { copyFile, link, lutimes, mkdir, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
-import { closeFd, fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
-import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow } from '../../fs/inlineIo';
+import { fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+import { fsyncPath, lstatNow } from '../../fs/inlineIo';
 import { readFileQuickly } from '../../fs/regularFile';
 import type { RedoFs } from '../../fs/redoRecovery';
 
@@ -41,6 +41,19 @@ export interface ApplyFs extends RedoFs {
    * given (else a new file's default mode), and flushes it to disk before resolving.
    */
   writeDurable(destination: string, data: Uint8Array | string, options?: DurableWriteOptions): Promise<void>;
+  /**
+   * createFile (flushed when `sync`) of a stored copy without copying it: `destination` (which must
+   * not exist) becomes a second name of `source`'s file (a blob nothing writes to any more), so the
+   * disk allocates no new file; it gets exactly `mode` and the current time (a build tool must see
+   * it changed now). Throws when the two are on different disks (EXDEV) or the file system has no
+   * hard links: the caller copies. Nothing is left on failure.
+   */
+  linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void>;
+  /**
+   * createFile (without fsync) of a stored copy in one call on the thread pool: `destination`
+   * (which must not exist) gets `source`'s bytes and exactly `mode`. Nothing is left on failure.
+   */
+  copyNew(source: string, destination: string, mode: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Removes a file; resolves quietly when it is already gone. */
   unlink(absolute: string): Promise<void>;
@@ -60,37 +73,89 @@ function errorCode(error: unknown): string | undefined {
 
 /**
  * Creates `destination` (which must not exist) with `data`. O_EXCL: never clobber something that
- * appeared under the temp name (nor follow a symlink there). Created with the default mode (umask
- * applies), which is what a new file gets; an existing file's mode is set explicitly. Plain
- * descriptors, no FileHandle: open, write, close, plus a chown or chmod only when asked for, and
- * the fsync only when `sync` (a redo log's commit already made the bytes durable).
+ * appeared under the temp name (nor follow a symlink there). Created with `mode` (the default for a
+ * new file without one), which the umask may narrow: fstat says, and only then is it set exactly.
+ * Plain descriptors, no FileHandle. The calls that change the disk (open, write, chown, chmod,
+ * fsync) run on the thread pool, where a wait for the file system's journal holds no one else up
+ * and many overlap; fstat and close, which never wait for it, are made in line.
  */
 async function createNew(destination: string, data: Uint8Array, options: DurableWriteOptions & { sync: boolean }): Promise<void> {
   const owner = options.owner && (options.owner.uid !== processIds.uid || options.owner.gid !== processIds.gid) ? options.owner : undefined;
-  // Without an fsync a small file is a few calls that cost less than one hand-off each: made in line.
-  if (!options.sync && data.byteLength <= INLINE_IO_MAX_BYTES) {
-    createFileNow(destination, CREATE_NEW, data, { mode: options.mode, owner });
-    return;
-  }
-  const fd = await openFd(destination, CREATE_NEW);
+  const fd = await openFd(destination, CREATE_NEW, options.mode);
   try {
     await writeAllFd(fd, data);
     // Owner before mode: chown clears set-id bits.
     if (owner) await fchownFd(fd, owner.uid, owner.gid);
-    if (options.mode !== undefined) await fchmodFd(fd, options.mode);
+    if (options.mode !== undefined && (owner || (fstatSync(fd).mode & 0o7777) !== options.mode)) await fchmodFd(fd, options.mode);
     if (options.sync) await fsyncFd(fd);
   } catch (error) {
-    await closeFd(fd).catch(() => undefined);
+    closeQuietly(fd);
     await unlink(destination).catch(() => undefined);
     throw error;
   }
-  await closeFd(fd);
+  closeSync(fd);
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // The write's own error is what the caller needs.
+  }
+}
+
+/** linkNew on node:fs: the calls that change the disk on the thread pool, lstat in line. */
+async function linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void> {
+  await link(source, destination);
+  try {
+    // lutimes and the descriptor's O_NOFOLLOW: the name just made is a file; nothing else is touched.
+    const now = new Date();
+    await lutimes(destination, now, now);
+    if (((lstatNow(destination)?.mode ?? 0) & 0o7777) !== options.mode || options.sync) {
+      const fd = openSync(destination, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        if ((fstatSync(fd).mode & 0o7777) !== options.mode) await fchmodFd(fd, options.mode);
+        if (options.sync) await fsyncFd(fd);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } catch (error) {
+    await unlink(destination).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** copyNew on node:fs: one copyfile (open both, copy, close) where open, write and close were three hand-offs. */
+async function copyNew(source: string, destination: string, mode: number): Promise<void> {
+  try {
+    await copyFile(source, destination, fsConstants.COPYFILE_EXCL);
+  } catch (error) {
+    // EEXIST: what is there is not ours to remove.
+    if (errorCode(error) !== 'EEXIST') await unlink(destination).catch(() => undefined);
+    throw error;
+  }
+  try {
+    // The copy has the source's mode; set exactly (set-id bits too) only where it differs.
+    if (((lstatNow(destination)?.mode ?? 0) & 0o7777) !== mode) {
+      const fd = openSync(destination, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
+      try {
+        await fchmodFd(fd, mode);
+      } finally {
+        closeSync(fd);
+      }
+    }
+  } catch (error) {
+    await unlink(destination).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
- * The real implementation on node:fs. Metadata calls (lstat, rename, unlink, mkdir, rmdir) and small
- * reads and writes without fsync are made in line (see inlineIo.ts): an accept of a hundred small
- * files is a few hundred of them, and each hand-off to the thread pool cost more than the call.
+ * The real implementation on node:fs. Calls that only read (lstat, small reads) are made in line
+ * (see inlineIo.ts): an accept of a hundred small files is hundreds of them, and each hand-off to
+ * the thread pool cost more than the call. Calls that change the disk stay async: one may wait for
+ * the file system's journal (a rename over a file starts its writeback on ext4), and many overlap.
  */
 export const nodeApplyFs: ApplyFs = {
   async readFile(absolute) {
@@ -108,29 +173,31 @@ export const nodeApplyFs: ApplyFs = {
   createFile(destination, data, options) {
     return createNew(destination, data, options);
   },
+  linkNew,
+  copyNew,
   async fsyncFile(absolute) {
     await fsyncPath(absolute);
   },
   async rename(from, to) {
-    renameSync(from, to);
+    await rename(from, to);
   },
   async unlink(absolute) {
     try {
-      unlinkSync(absolute);
+      await unlink(absolute);
     } catch (error) {
       if (errorCode(error) !== 'ENOENT') throw error;
     }
   },
   async mkdir(absolute) {
     try {
-      mkdirSync(absolute);
+      await mkdir(absolute);
     } catch (error) {
       if (errorCode(error) !== 'EEXIST') throw error;
     }
   },
   async rmdirIfEmpty(absolute) {
     try {
-      rmdirSync(absolute);
+      await rmdir(absolute);
       return true;
     } catch (error) {
       const code = errorCode(error);
