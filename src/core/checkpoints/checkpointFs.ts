@@ -4,6 +4,7 @@ import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
 import { mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
 import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
 import { fsyncPath, lstatNow } from '../fs/inlineIo';
+import { linkNew } from '../fs/storedCopies';
 import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
 
@@ -80,6 +81,7 @@ export const nodeCheckpointFs: CheckpointFs = {
   createFile(absolute, data, options) {
     return createNew(absolute, data, options.mode, options.sync);
   },
+  linkNew,
   async fsyncFile(absolute) {
     await fsyncPath(absolute);
   },

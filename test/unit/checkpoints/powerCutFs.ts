@@ -242,6 +242,11 @@ export class PowerCutFs {
       this.record({ op: 'create', path: absolute, data: Buffer.from(data), mode: options.mode });
       if (options.sync) this.record({ op: 'fsync', path: absolute });
     },
+    linkNew: async (source, destination, options) => {
+      await nodeCheckpointFs.linkNew(source, destination, options);
+      this.record({ op: 'create', path: destination, data: await readFile(destination), mode: options.mode });
+      if (options.sync) this.record({ op: 'fsync', path: destination });
+    },
     fsyncFile: async (absolute) => {
       await nodeCheckpointFs.fsyncFile(absolute);
       this.record({ op: 'fsync', path: absolute });

@@ -1,10 +1,11 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { closeSync, constants as fsConstants, fstatSync, openSync } from 'node:fs';
-import { copyFile, link, lutimes, mkdir, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
 import { fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
 import { fsyncPath, lstatNow } from '../../fs/inlineIo';
+import { copyNew, linkNew } from '../../fs/storedCopies';
 import { readFileQuickly } from '../../fs/regularFile';
 import type { RedoFs } from '../../fs/redoRecovery';
 
@@ -41,14 +42,6 @@ export interface ApplyFs extends RedoFs {
    * given (else a new file's default mode), and flushes it to disk before resolving.
    */
   writeDurable(destination: string, data: Uint8Array | string, options?: DurableWriteOptions): Promise<void>;
-  /**
-   * createFile (flushed when `sync`) of a stored copy without copying it: `destination` (which must
-   * not exist) becomes a second name of `source`'s file (a blob nothing writes to any more), so the
-   * disk allocates no new file; it gets exactly `mode` and the current time (a build tool must see
-   * it changed now). Throws when the two are on different disks (EXDEV) or the file system has no
-   * hard links: the caller copies. Nothing is left on failure.
-   */
-  linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void>;
   /**
    * createFile (without fsync) of a stored copy in one call on the thread pool: `destination`
    * (which must not exist) gets `source`'s bytes and exactly `mode`. Nothing is left on failure.
@@ -101,53 +94,6 @@ function closeQuietly(fd: number): void {
     closeSync(fd);
   } catch {
     // The write's own error is what the caller needs.
-  }
-}
-
-/** linkNew on node:fs: the calls that change the disk on the thread pool, lstat in line. */
-async function linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void> {
-  await link(source, destination);
-  try {
-    // lutimes and the descriptor's O_NOFOLLOW: the name just made is a file; nothing else is touched.
-    const now = new Date();
-    await lutimes(destination, now, now);
-    if (((lstatNow(destination)?.mode ?? 0) & 0o7777) !== options.mode || options.sync) {
-      const fd = openSync(destination, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-      try {
-        if ((fstatSync(fd).mode & 0o7777) !== options.mode) await fchmodFd(fd, options.mode);
-        if (options.sync) await fsyncFd(fd);
-      } finally {
-        closeSync(fd);
-      }
-    }
-  } catch (error) {
-    await unlink(destination).catch(() => undefined);
-    throw error;
-  }
-}
-
-/** copyNew on node:fs: one copyfile (open both, copy, close) where open, write and close were three hand-offs. */
-async function copyNew(source: string, destination: string, mode: number): Promise<void> {
-  try {
-    await copyFile(source, destination, fsConstants.COPYFILE_EXCL);
-  } catch (error) {
-    // EEXIST: what is there is not ours to remove.
-    if (errorCode(error) !== 'EEXIST') await unlink(destination).catch(() => undefined);
-    throw error;
-  }
-  try {
-    // The copy has the source's mode; set exactly (set-id bits too) only where it differs.
-    if (((lstatNow(destination)?.mode ?? 0) & 0o7777) !== mode) {
-      const fd = openSync(destination, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
-      try {
-        await fchmodFd(fd, mode);
-      } finally {
-        closeSync(fd);
-      }
-    }
-  } catch (error) {
-    await unlink(destination).catch(() => undefined);
-    throw error;
   }
 }
 

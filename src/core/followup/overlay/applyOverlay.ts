@@ -663,8 +663,9 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
     throw await stagingError(input, plan[0].path, error, 'state', needed, applied, conflicts);
   }
   const durable = (async () => {
-    // Both at once: the commit point is when both are done, and the disk serves them with one journal commit.
-    await Promise.all([input.fs.fsyncFile(logPath), input.fs.fsyncDirectory(redoDir)]);
+    // In this order: a log whose name survives a power cut is whole (recovery can read what it names).
+    await input.fs.fsyncFile(logPath);
+    await input.fs.fsyncDirectory(redoDir);
   })();
   durable.catch(() => undefined);
   try {
