@@ -308,7 +308,7 @@ export default async function engineAccept(): Promise<Figure[]> {
         unit: 'ms',
         samples: accepts,
         target: benchCase.fresh ? undefined : benchCase.count === 100 && benchCase.size === KB ? '≤ 20 ms median' : benchCase.count <= 10 && benchCase.size === KB ? '≤ 100 ms median (Tab feels instant)' : undefined,
-        note: `applyToReal wall time: conflict check of each real file, temp + fsync + rename per file, journal; ${benchCase.samples} samples in ${os.tmpdir()}${capped}; ${
+        note: `applyToReal wall time: conflict check of each real file, one redo log + its fsync (the commit point; files over REDO_LOG_MAX_FILE_BYTES get their own temp fsync'd before it), each temp a hard link to the overlay's copy, renamed over its file; ${benchCase.samples} samples in ${os.tmpdir()}${capped}; ${
           benchCase.fresh ? 'the speculation wrote right after the files were made, so the check reads and hashes each one again' : `the files were last changed ${RACY_WINDOW_MS / 1000 + 0.2} s before the speculation wrote them`
         }`,
       });

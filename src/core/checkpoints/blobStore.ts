@@ -47,10 +47,19 @@ export class BlobStore {
     return this.store(data, false);
   }
 
-  private async store(data: Uint8Array, sync: boolean): Promise<{ hash: string; written: boolean }> {
+  /**
+   * Stores `data` anew under its name (a new file renamed over it, without fsync), even when it is
+   * there: after an undo made that file a workspace file too (a hard link, see restore.ts), so an
+   * edit of the workspace file in place can no longer reach the store.
+   */
+  async refresh(data: Uint8Array): Promise<string> {
+    return (await this.store(data, false, true)).hash;
+  }
+
+  private async store(data: Uint8Array, sync: boolean, anew = false): Promise<{ hash: string; written: boolean }> {
     const hash = sha256(data);
     const target = this.pathOf(hash);
-    const existing = await this.fs.lstat(target);
+    const existing = anew ? undefined : await this.fs.lstat(target);
     if (existing?.type === 'file' && existing.size === data.length) {
       await this.fs.touch(target);
       deferred.delete(target);

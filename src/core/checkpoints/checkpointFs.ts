@@ -1,6 +1,11 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
-import { lstat, mkdir, open, readdir, readFile, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
+import { fsyncPath, lstatNow } from '../fs/inlineIo';
+import { linkNew } from '../fs/storedCopies';
+import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
 
 export interface CheckpointStat {
@@ -40,33 +45,35 @@ function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLin
   return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
 }
 
-/** 'wx': never clobber what appeared under the name; a failed write leaves nothing behind. Flushed only when `sync`. */
+const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
+
+/**
+ * O_EXCL: never clobber what appeared under the name; a failed write leaves nothing behind. Flushed
+ * only when `sync`. Created with `mode`, which the umask may narrow: fstat says, and only then is it
+ * set exactly. The calls that change the disk run on the thread pool, fstat and close in line.
+ */
 async function createNew(absolute: string, data: Uint8Array | string, mode: number | undefined, sync: boolean): Promise<void> {
-  const handle = await open(absolute, 'wx', mode ?? 0o600);
+  const fd = await openFd(absolute, CREATE_NEW, mode ?? 0o600);
   try {
-    await handle.writeFile(data);
-    if (mode !== undefined) await handle.chmod(mode);
-    if (sync) await handle.sync();
+    await writeAllFd(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    if (mode !== undefined && (fstatSync(fd).mode & 0o7777) !== mode) await fchmodFd(fd, mode);
+    if (sync) await fsyncFd(fd);
   } catch (error) {
-    await handle.close();
+    closeFdQuietly(fd);
     await unlink(absolute).catch(() => undefined);
     throw error;
   }
-  await handle.close();
+  closeSync(fd);
 }
 
+/** On node:fs; calls that only read (lstat, small reads) are made in line (see inlineIo.ts and nodeApplyFs). */
 export const nodeCheckpointFs: CheckpointFs = {
   async lstat(absolute) {
-    try {
-      const info = await lstat(absolute);
-      return { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
-      throw error;
-    }
+    const info = lstatNow(absolute);
+    return info && { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
   },
   async readFile(absolute) {
-    return readFile(absolute);
+    return readFileQuickly(absolute);
   },
   writeDurable(absolute, data, mode) {
     return createNew(absolute, data, mode, true);
@@ -74,13 +81,9 @@ export const nodeCheckpointFs: CheckpointFs = {
   createFile(absolute, data, options) {
     return createNew(absolute, data, options.mode, options.sync);
   },
+  linkNew,
   async fsyncFile(absolute) {
-    const handle = await open(absolute, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await fsyncPath(absolute);
   },
   async rename(from, to) {
     await rename(from, to);
@@ -118,15 +121,8 @@ export const nodeCheckpointFs: CheckpointFs = {
     }
   },
   async fsyncDirectory(absolute) {
-    const handle = await open(absolute, 'r');
-    try {
-      await handle.sync();
-    } catch (error) {
-      // Some file systems refuse fsync on folders; their renames are still atomic.
-      if (errorCode(error) !== 'EINVAL' && errorCode(error) !== 'EISDIR' && errorCode(error) !== 'EPERM') throw error;
-    } finally {
-      await handle.close();
-    }
+    // Some file systems refuse fsync on folders; their renames are still atomic.
+    await fsyncPath(absolute, true);
   },
   async touch(absolute) {
     const now = new Date();

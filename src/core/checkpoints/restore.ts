@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { toAbsolute } from '../fs/paths';
 import { forEachLimited } from '../fs/pool';
 import { errorCode, type CheckpointStat } from './checkpointFs';
-import { ABSENT, sameContent, stateOf, type FileState } from './fileState';
+import { ABSENT, isSha256, sameContent, stateOf, type FileState } from './fileState';
 import { deepestFirst, missingParents, parentsFirst, placementProblem, PlacementPass } from './placement';
 import { isPlainCheckpointId, type CheckpointFile, type CheckpointRecord, type UndoneState } from './record';
 import {
@@ -446,6 +446,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     offset += bytes.byteLength;
     return { ...withTemp, data: { offset: offset - bytes.byteLength, length: bytes.byteLength } };
   });
+  const relinked = await relinkable(store, committing.steps, redoSteps);
   const plan: RedoPlan = {
     version: 1,
     kind: journal.direction,
@@ -453,7 +454,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     workspaceRoot: store.root,
     steps: redoSteps,
     createdDirs: journal.createdDirs,
-    meta: { journal: committing, blobs: logged.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset },
+    meta: { journal: committing, blobs: logged.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset, relinked: [...new Set(relinked.values())] },
   };
   body.push(...logged.map((b) => b.data));
   try {
@@ -492,7 +493,18 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     const small = redoSteps.flatMap((step, index) => (step.data ? [index] : []));
     await forEachLimited(small, CONCURRENCY, async (index) => {
       const step = committing.steps[index];
-      await disk(step.path, () => store.fs.createFile(tempOf(index), data[index]!, { mode: step.result.exists ? step.result.mode : undefined, sync: false }));
+      await disk(step.path, async () => {
+        const hash = relinked.get(index);
+        if (hash && step.result.exists) {
+          try {
+            await store.fs.linkNew(store.blobs.pathOf(hash), tempOf(index), { mode: step.result.mode, sync: false });
+            return;
+          } catch {
+            // Another disk, or no hard links there: the bytes are written instead.
+          }
+        }
+        await store.fs.createFile(tempOf(index), data[index]!, { mode: step.result.exists ? step.result.mode : undefined, sync: false });
+      });
       staged.push(tempOf(index));
       store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
     });
@@ -518,6 +530,11 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     await forEachLimited(saving, FLUSH_CONCURRENCY, async (blob) => {
       if ((await blob.write()).written) written.push(blob.hash);
     });
+    // The stored copies handed out as temps get a file of their own again before the log goes.
+    const refreshed = [...new Map([...relinked].map(([index, hash]) => [hash, data[index]!])).values()];
+    await forEachLimited(refreshed, FLUSH_CONCURRENCY, async (bytes) => {
+      written.push(await store.blobs.refresh(bytes));
+    });
     await forEachLimited(written, FLUSH_CONCURRENCY, (hash) => store.fs.fsyncFile(store.blobs.pathOf(hash)));
     if (written.length > 0) await store.blobs.flush();
     if (await store.fs.lstat(path.join(store.recordsDir, `${id}.json`))) await store.syncRecord(id);
@@ -528,6 +545,27 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
   return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
+/**
+ * The small steps whose temp can be a hard link to the stored copy of what they put back (by step
+ * index): each copy once (a second step of the same content writes its bytes), and only a copy on
+ * disk of the right size. A temp made so allocates no new file, which on ext4 costs more than the
+ * rest of a small file's undo; the flush then stores the copy anew (BlobStore.refresh), so the
+ * store never shares a file with the workspace once the log is gone (recovery does the same).
+ */
+async function relinkable(store: CheckpointStore, steps: readonly RestoreStep[], redoSteps: readonly RedoStep[]): Promise<Map<number, string>> {
+  const relinked = new Map<number, string>();
+  const taken = new Set<string>();
+  for (const [index, step] of steps.entries()) {
+    const result = step.result;
+    if (!result.exists || !redoSteps[index].data || taken.has(result.sha256)) continue;
+    const stored = await store.fs.lstat(store.blobs.pathOf(result.sha256));
+    if (stored?.type !== 'file' || stored.size !== result.size) continue;
+    taken.add(result.sha256);
+    relinked.set(index, result.sha256);
+  }
+  return relinked;
+}
+
 /** How many renamed files a flush fsyncs at once. */
 const FLUSH_CONCURRENCY = 32;
 
@@ -536,6 +574,8 @@ interface RestoreRedoMeta {
   journal: RestoreJournal;
   blobs: { hash: string; length: number }[];
   at: number;
+  /** Stored copies a temp was linked to: stored anew before the log goes (see relinkable). */
+  relinked: string[];
 }
 
 function restoreMetaOf(plan: RedoPlan, id: string): RestoreRedoMeta | undefined {
@@ -544,7 +584,9 @@ function restoreMetaOf(plan: RedoPlan, id: string): RestoreRedoMeta | undefined 
   const journal = parseJournal(JSON.stringify(meta.journal ?? null), id);
   if (!journal || journal.workspaceRoot !== plan.workspaceRoot) return undefined;
   if (!meta.blobs.every((b) => typeof b?.hash === 'string' && Number.isSafeInteger(b.length) && b.length >= 0)) return undefined;
-  return { journal, blobs: meta.blobs, at: meta.at };
+  const relinked = meta.relinked ?? [];
+  if (!Array.isArray(relinked) || !relinked.every(isSha256)) return undefined;
+  return { journal, blobs: meta.blobs, at: meta.at, relinked };
 }
 
 /**
@@ -563,6 +605,13 @@ export async function recoverRestoreLog(store: StoreFiles, id: string): Promise<
         at += blob.length;
         if (!(await store.blobs.hasOnDisk(blob.hash))) await store.blobs.put(bytes);
         else await store.fs.fsyncFile(store.blobs.pathOf(blob.hash));
+      }
+      // A copy handed out as a temp may now be a workspace file too: stored anew, from the log.
+      for (const hash of meta.relinked) {
+        const step = plan.steps.find((candidate) => candidate.after?.sha256 === hash && candidate.data);
+        if (!step?.data) continue;
+        await store.blobs.refresh(body.subarray(step.data.offset, step.data.offset + step.data.length));
+        await store.fs.fsyncFile(store.blobs.pathOf(hash));
       }
       await store.blobs.flush();
       const late = new Set(kept);

@@ -6,6 +6,7 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { lstat, open, rename, stat, unlink } from 'node:fs/promises';
 import * as path from 'node:path';
 import { describeNoSpace, isNoSpace } from './diskSpace';
+import { fsyncPath } from './inlineIo';
 import { specialKindOf } from './fileKind';
 import { tempBeside } from './tempNames';
 import { SpecialFileError, WriteRefusedError } from './workspaceFs';
@@ -69,15 +70,8 @@ export async function describeWriteFailure(relative: string, absolute: string, e
 
 /** Makes a folder's entries (renames, creations) durable. */
 export async function fsyncFolder(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } catch (error) {
-    // Some file systems refuse fsync on folders; the rename is still atomic there.
-    if (code(error) !== 'EINVAL' && code(error) !== 'EISDIR' && code(error) !== 'EPERM') throw error;
-  } finally {
-    await handle.close();
-  }
+  // Some file systems refuse fsync on folders; the rename is still atomic there.
+  await fsyncPath(dir, true);
 }
 
 export interface ReplaceOptions {

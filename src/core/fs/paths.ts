@@ -1,8 +1,7 @@
 // Placing a tool's path argument inside the workspace. This is the isolation line for every tool
 // and for the speculation overlay: lexical `..`, absolute paths and symlinks are all resolved
 // before a path is accepted, and anything that ends up outside the workspace is refused.
-import type { Stats } from 'node:fs';
-import { lstat, realpath } from 'node:fs/promises';
+import { lstatSync, realpathSync, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { PathOutsideWorkspaceError, UnsafeNameError } from './workspaceFs';
 
@@ -41,9 +40,12 @@ export interface Placer {
 
 type Lstat = Stats | 'ENOENT' | 'ENOTDIR';
 
-async function lstatOrCode(target: string): Promise<Lstat> {
+// The walk's calls are made in line: an lstat or a realpath(3) of a workspace path costs a few µs,
+// each hand-off to the thread pool more (issue 28's profile), and every tool call places its path.
+
+function lstatOrCode(target: string): Lstat {
   try {
-    return await lstat(target);
+    return lstatSync(target);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return code;
@@ -51,8 +53,12 @@ async function lstatOrCode(target: string): Promise<Lstat> {
   }
 }
 
-function realpathOrError(target: string): Promise<string | Error> {
-  return realpath(target).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+function realpathOrError(target: string): string | Error {
+  try {
+    return realpathSync.native(target);
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
 }
 
 /**
@@ -86,19 +92,20 @@ export async function placeInsideWorkspace(realRoot: string, requested: string, 
   for (;;) {
     if (current === realRoot) {
       resolvedExisting = realRoot;
-      found = await lstat(realRoot);
+      found = lstatSync(realRoot);
       break;
     }
     const folder = path.dirname(current);
-    const [info, realFolder] = await Promise.all([lstatOrCode(current), folder === realRoot ? realRoot : realpathOrError(folder)]);
+    const info = lstatOrCode(current);
+    const realFolder = folder === realRoot ? realRoot : realpathOrError(folder);
     if (typeof info !== 'string') {
       if (info.isSymbolicLink()) {
-        const real = await realpathOrError(current);
+        const real = realpathOrError(current);
         if (real instanceof Error) throw new PathOutsideWorkspaceError(requested, 'is a symlink whose target does not exist');
         if (!isWithin(realRoot, real)) throw new PathOutsideWorkspaceError(requested, 'leads outside the workspace through a symlink');
         resolvedExisting = real;
         // A symlink's own lstat says nothing of what it leads to: ask again at the end of the link.
-        found = await lstat(real);
+        found = lstatSync(real);
       } else {
         if (realFolder instanceof Error) throw realFolder;
         resolvedExisting = path.join(realFolder, path.basename(current));

@@ -7,10 +7,14 @@ import { isRelativePosix } from './paths';
 
 /**
  * Files up to this size go through the redo log (their bytes in it, one fsync for all); larger ones
- * keep temp + fsync + rename, whose fsyncs overlap and would only double the bytes written in a log.
- * Measured in bench engine-accept (see bench/RESULTS.md, issue 28).
+ * get a temp of their own, fsync'd before the commit point. Since an accept's temps are hard links to
+ * the overlay's blobs, a large file's own fsync writes its bytes once, where the log writes them a
+ * second time and in one stream; the log wins only while an fsync's fixed cost dominates. Measured
+ * in bench engine-accept's setup (50 files per size, per-file ÷ log, same-run ratios to the durable
+ * floor, issue 28, bench/RESULTS.md): 16–32 KB go faster through the log, 64 KB is even, from
+ * 128 KB on a file's own fsync wins (256 KB: 0.9× against 1.9×; 1 MB: 1.3× against 5.4×).
  */
-export const REDO_LOG_MAX_FILE_BYTES = 256 * 1024;
+export const REDO_LOG_MAX_FILE_BYTES = 64 * 1024;
 
 /** What a real file held when the change checked it; recovery writes only over exactly that. */
 export type RedoExpectation = { exists: false } | { exists: true; sha256: string; size: number };

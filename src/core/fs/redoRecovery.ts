@@ -14,6 +14,12 @@ export interface RedoFs {
   readFile(absolute: string): Promise<Uint8Array>;
   /** Creates `absolute` (which must not exist) with `data` and `mode`; on disk before resolving only when `sync`. */
   createFile(absolute: string, data: Uint8Array, options: { mode?: number; owner?: { uid: number; gid: number }; sync: boolean }): Promise<void>;
+  /**
+   * createFile (flushed when `sync`) of a stored copy nothing writes to any more, without copying
+   * it: a second name of `source`'s file, with exactly `mode` and the current time. Throws where
+   * that cannot be (another disk): the caller writes the bytes. See storedCopies.ts.
+   */
+  linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Quiet when already gone. */
   unlink(absolute: string): Promise<void>;

@@ -193,6 +193,16 @@ export class PowerCutFs {
       this.record({ op: 'create', path: destination, data: Buffer.from(data), mode: options.mode });
       if (options.sync) this.record({ op: 'fsync', path: destination });
     },
+    linkNew: async (source, destination, options) => {
+      await nodeApplyFs.linkNew(source, destination, options);
+      // A new name of a file whose bytes the model only knows now; flushed when asked.
+      this.record({ op: 'create', path: destination, data: await readFile(destination), mode: options.mode });
+      if (options.sync) this.record({ op: 'fsync', path: destination });
+    },
+    copyNew: async (source, destination, mode) => {
+      await nodeApplyFs.copyNew(source, destination, mode);
+      this.record({ op: 'create', path: destination, data: await readFile(destination), mode });
+    },
     fsyncFile: async (absolute) => {
       await nodeApplyFs.fsyncFile(absolute);
       this.record({ op: 'fsync', path: absolute });
@@ -231,6 +241,11 @@ export class PowerCutFs {
       await nodeCheckpointFs.createFile(absolute, data, options);
       this.record({ op: 'create', path: absolute, data: Buffer.from(data), mode: options.mode });
       if (options.sync) this.record({ op: 'fsync', path: absolute });
+    },
+    linkNew: async (source, destination, options) => {
+      await nodeCheckpointFs.linkNew(source, destination, options);
+      this.record({ op: 'create', path: destination, data: await readFile(destination), mode: options.mode });
+      if (options.sync) this.record({ op: 'fsync', path: destination });
     },
     fsyncFile: async (absolute) => {
       await nodeCheckpointFs.fsyncFile(absolute);

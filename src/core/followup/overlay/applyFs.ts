@@ -1,9 +1,12 @@
 // The disk operations that accepting an overlay (and recovering an interrupted accept) performs on
 // real files, behind a port so tests can inject I/O faults and simulated crashes at any step.
-import { constants as fsConstants } from 'node:fs';
-import { lstat, mkdir, readFile, readdir, rename, rmdir, unlink } from 'node:fs/promises';
+import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
-import { closeFd, fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+import { fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
+import { fsyncPath, lstatNow } from '../../fs/inlineIo';
+import { copyNew, linkNew } from '../../fs/storedCopies';
+import { readFileQuickly } from '../../fs/regularFile';
 import type { RedoFs } from '../../fs/redoRecovery';
 
 const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
@@ -39,6 +42,11 @@ export interface ApplyFs extends RedoFs {
    * given (else a new file's default mode), and flushes it to disk before resolving.
    */
   writeDurable(destination: string, data: Uint8Array | string, options?: DurableWriteOptions): Promise<void>;
+  /**
+   * createFile (without fsync) of a stored copy in one call on the thread pool: `destination`
+   * (which must not exist) gets `source`'s bytes and exactly `mode`. Nothing is left on failure.
+   */
+  copyNew(source: string, destination: string, mode: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Removes a file; resolves quietly when it is already gone. */
   unlink(absolute: string): Promise<void>;
@@ -58,42 +66,52 @@ function errorCode(error: unknown): string | undefined {
 
 /**
  * Creates `destination` (which must not exist) with `data`. O_EXCL: never clobber something that
- * appeared under the temp name (nor follow a symlink there). Created with the default mode (umask
- * applies), which is what a new file gets; an existing file's mode is set explicitly. Plain
- * descriptors, no FileHandle: open, write, close, plus a chown or chmod only when asked for, and
- * the fsync only when `sync` (a redo log's commit already made the bytes durable).
+ * appeared under the temp name (nor follow a symlink there). Created with `mode` (the default for a
+ * new file without one), which the umask may narrow: fstat says, and only then is it set exactly.
+ * Plain descriptors, no FileHandle. The calls that change the disk (open, write, chown, chmod,
+ * fsync) run on the thread pool, where a wait for the file system's journal holds no one else up
+ * and many overlap; fstat and close, which never wait for it, are made in line.
  */
 async function createNew(destination: string, data: Uint8Array, options: DurableWriteOptions & { sync: boolean }): Promise<void> {
-  const fd = await openFd(destination, CREATE_NEW);
+  const owner = options.owner && (options.owner.uid !== processIds.uid || options.owner.gid !== processIds.gid) ? options.owner : undefined;
+  const fd = await openFd(destination, CREATE_NEW, options.mode);
   try {
     await writeAllFd(fd, data);
-    const owner = options.owner;
     // Owner before mode: chown clears set-id bits.
-    if (owner && (owner.uid !== processIds.uid || owner.gid !== processIds.gid)) await fchownFd(fd, owner.uid, owner.gid);
-    if (options.mode !== undefined) await fchmodFd(fd, options.mode);
+    if (owner) await fchownFd(fd, owner.uid, owner.gid);
+    if (options.mode !== undefined && (owner || (fstatSync(fd).mode & 0o7777) !== options.mode)) await fchmodFd(fd, options.mode);
     if (options.sync) await fsyncFd(fd);
   } catch (error) {
-    await closeFd(fd).catch(() => undefined);
+    closeQuietly(fd);
     await unlink(destination).catch(() => undefined);
     throw error;
   }
-  await closeFd(fd);
+  closeSync(fd);
 }
 
-/** The real implementation on node:fs. */
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    // The write's own error is what the caller needs.
+  }
+}
+
+/**
+ * The real implementation on node:fs. Calls that only read (lstat, small reads) are made in line
+ * (see inlineIo.ts): an accept of a hundred small files is hundreds of them, and each hand-off to
+ * the thread pool cost more than the call. Calls that change the disk stay async: one may wait for
+ * the file system's journal (a rename over a file starts its writeback on ext4), and many overlap.
+ */
 export const nodeApplyFs: ApplyFs = {
   async readFile(absolute) {
-    return readFile(absolute);
+    return readFileQuickly(absolute);
   },
   async lstat(absolute) {
-    try {
-      const info = await lstat(absolute);
-      const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
-      return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid, ctimeMs: info.ctimeMs, ino: info.ino };
-    } catch (error) {
-      if (errorCode(error) === 'ENOENT' || errorCode(error) === 'ENOTDIR') return undefined;
-      throw error;
-    }
+    const info = lstatNow(absolute);
+    if (!info) return undefined;
+    const type = info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
+    return { type, size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid, gid: info.gid, ctimeMs: info.ctimeMs, ino: info.ino };
   },
   writeDurable(destination, data, options = {}) {
     return createNew(destination, typeof data === 'string' ? Buffer.from(data) : data, { ...options, sync: true });
@@ -101,13 +119,10 @@ export const nodeApplyFs: ApplyFs = {
   createFile(destination, data, options) {
     return createNew(destination, data, options);
   },
+  linkNew,
+  copyNew,
   async fsyncFile(absolute) {
-    const fd = await openFd(absolute, fsConstants.O_RDONLY);
-    try {
-      await fsyncFd(fd);
-    } finally {
-      await closeFd(fd);
-    }
+    await fsyncPath(absolute);
   },
   async rename(from, to) {
     await rename(from, to);

@@ -590,14 +590,16 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
         return;
       }
       if (step.entry.kind !== 'written' || !step.temp) return;
-      const data = await overlayBytes(input, step);
-      if (data.byteLength <= REDO_LOG_MAX_FILE_BYTES) {
-        bytes.set(step, data);
+      if (step.entry.size <= REDO_LOG_MAX_FILE_BYTES) {
+        bytes.set(step, await overlayBytes(input, step));
         return;
       }
       try {
-        const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
-        await input.fs.createFile(toAbsolute(input.root, step.temp), data, { mode: step.entry.mode, owner, sync: true });
+        if (!(await stageFromBlob(input, step, true))) {
+          const data = await overlayBytes(input, step);
+          const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
+          await input.fs.createFile(toAbsolute(input.root, step.temp), data, { mode: step.entry.mode, owner, sync: true });
+        }
         staged.push(step);
         largeDirs.add(path.dirname(toAbsolute(input.root, step.temp)));
       } catch (error) {
@@ -661,6 +663,7 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
     throw await stagingError(input, plan[0].path, error, 'state', needed, applied, conflicts);
   }
   const durable = (async () => {
+    // In this order: a log whose name survives a power cut is whole (recovery can read what it names).
     await input.fs.fsyncFile(logPath);
     await input.fs.fsyncDirectory(redoDir);
   })();
@@ -668,8 +671,10 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
   try {
     await forEachLimited(smallSteps, CONCURRENCY, async (step, index) => {
       const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
+      const mode = step.entry.kind === 'written' ? step.entry.mode : undefined;
+      const temp = toAbsolute(input.root, step.temp!);
       try {
-        await input.fs.createFile(toAbsolute(input.root, step.temp!), bytes.get(step)!, { mode: step.entry.kind === 'written' ? step.entry.mode : undefined, owner, sync: false });
+        if (!(await stageFromBlob(input, step, false))) await input.fs.createFile(temp, bytes.get(step)!, { mode, owner, sync: false });
       } catch (error) {
         throw new StepFailure(step.path, error, 'workspace');
       }
@@ -701,6 +706,41 @@ async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: Sta
   })();
   trackFlush(input.root, flush);
   return finishApply(input, applied, conflicts, failed);
+}
+
+/** Whether a file made by this process would have the real file's owner and group (or there is none). */
+function ownedHere(seen: ApplyFsStat | undefined): boolean {
+  return !seen || (seen.uid === processIds.uid && seen.gid === processIds.gid);
+}
+
+/**
+ * Stages a temp from the overlay's copy (its blob, never written again) without the bytes passing
+ * through here: a hard link where the blob is on the same disk — no new file for the disk to
+ * allocate, which on ext4 costs more than all the rest of a small file's accept — else a copy in
+ * one call. Only where the temp would get nothing else anyway: an existing file's exact mode, this
+ * process's owner and group. False when neither can be done (any failure): the caller writes the
+ * bytes itself, and meets any real error there.
+ */
+async function stageFromBlob(input: ApplyInput, step: PlannedStep, sync: boolean): Promise<boolean> {
+  const entry = step.entry;
+  if (entry.kind !== 'written' || entry.mode === undefined || !step.temp || !ownedHere(step.seen)) return false;
+  const blob = input.blobPath(entry.blob);
+  const temp = toAbsolute(input.root, step.temp);
+  try {
+    // A stored copy of another size is damaged: the caller's read reports it (readBlob's EIO).
+    if ((await input.fs.lstat(blob))?.size !== entry.size) return false;
+    await input.fs.linkNew(blob, temp, { mode: entry.mode, sync });
+    return true;
+  } catch {
+    // Another disk (EXDEV), or no hard links there: a copy, flushed by the caller's own path if need be.
+  }
+  if (sync) return false;
+  try {
+    await input.fs.copyNew(blob, temp, entry.mode);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** How many renamed files the flush fsyncs at once: the disk batches concurrent flushes. */
