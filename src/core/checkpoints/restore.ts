@@ -552,7 +552,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
  * rest of a small file's undo; the flush then stores the copy anew (BlobStore.refresh), so the
  * store never shares a file with the workspace once the log is gone (recovery does the same).
  */
-async function relinkable(store: CheckpointStore, steps: readonly RestoreStep[], redoSteps: readonly RedoStep[]): Promise<Map<number, string>> {
+async function relinkable(store: StoreFiles, steps: readonly RestoreStep[], redoSteps: readonly RedoStep[]): Promise<Map<number, string>> {
   const relinked = new Map<number, string>();
   const taken = new Set<string>();
   for (const [index, step] of steps.entries()) {
