@@ -166,6 +166,9 @@ export function findImportCircles(files: readonly SourceFile[]): string[] {
   return circles;
 }
 
+/** No hand-written source file is longer (ARCHITECTURE.md: small modules with one job). */
+const MAX_FILE_LINES = 500;
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = join(dir, name);
@@ -218,6 +221,14 @@ describe('layering', () => {
       { path: 'webview/main.ts', text: `import { readFile } from 'node:fs';` },
     ]);
     assert.equal(found.length, 3, found.join('\n'));
+  });
+
+  it('keeps every source file of src/ under 500 lines (a longer one has more than one job; split it along its seams)', () => {
+    const long = readSources()
+      .map((file) => ({ path: file.path, lines: file.text.split('\n').length - (file.text.endsWith('\n') ? 1 : 0) }))
+      .filter((file) => file.lines > MAX_FILE_LINES)
+      .map((file) => `src/${file.path}: ${file.lines} lines`);
+    assert.deepEqual(long, []);
   });
 
   it('has no import circle between the files of src/', () => {
