@@ -8,15 +8,14 @@ import { CheckpointStore } from '../../../src/core/checkpoints';
 import { SpeculationAcceptance } from '../../../src/core/followup/acceptance';
 import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import { makeWorld, type EngineWorld } from '../engine/engineKit';
-import { git, treeDigest } from './gitKit';
+import { git, treeDigest, overlaySandboxAvailable } from './gitKit';
 
 describe('commit ahead through the accept flow', function () {
   this.timeout(120_000);
   let world: EngineWorld;
   let available = false;
   before(async () => {
-    const probe = await new LinuxSandbox().probe();
-    available = probe.available && probe.writes === 'overlay';
+    available = await overlaySandboxAvailable();
   });
   beforeEach(async function () {
     if (!available) this.skip();

@@ -7,10 +7,9 @@ import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CheckpointStore } from '../../../src/core/checkpoints';
-import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
 import { runCli } from '../cli/cliKit';
-import { git, treeDigest } from './gitKit';
+import { git, treeDigest, overlaySandboxAvailable } from './gitKit';
 
 interface SpeculateOutput {
   status: string;
@@ -29,8 +28,7 @@ describe('commit ahead through the CLI (real git)', function () {
   let available = false;
 
   before(async () => {
-    const probe = await new LinuxSandbox().probe();
-    available = probe.available && probe.writes === 'overlay';
+    available = await overlaySandboxAvailable();
   });
   beforeEach(async function () {
     if (!available) this.skip();

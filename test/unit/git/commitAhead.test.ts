@@ -5,8 +5,7 @@ import * as assert from 'node:assert/strict';
 import { readFile, utimes, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { undoGitMoves } from '../../../src/core/git/applyGitLayer';
-import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
-import { assertSameCommit, git, GitKit } from './gitKit';
+import { assertSameCommit, git, GitKit, overlaySandboxAvailable } from './gitKit';
 
 describe('commit ahead (real git, namespace sandbox)', function () {
   this.timeout(120_000);
@@ -14,8 +13,7 @@ describe('commit ahead (real git, namespace sandbox)', function () {
   let available = false;
 
   before(async () => {
-    const probe = await new LinuxSandbox().probe();
-    available = probe.available && probe.writes === 'overlay';
+    available = await overlaySandboxAvailable();
   });
   beforeEach(async function () {
     if (!available) this.skip();

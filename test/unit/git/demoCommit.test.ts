@@ -4,19 +4,17 @@ import * as assert from 'node:assert/strict';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LinuxSandbox } from '../../../src/core/sandbox/linuxSandbox';
 import { DEMO_COMMIT_MESSAGE, demoReply } from '../../fixtures/scripted/demoScript';
 import { ScriptedServer } from '../../fixtures/scriptedServer';
 import { repo, runCli } from '../cli/cliKit';
-import { git } from './gitKit';
+import { git, overlaySandboxAvailable } from './gitKit';
 
 describe('demo: "commit the change" runs ahead', function () {
   this.timeout(120_000);
   let scratch: string;
   let available = false;
   before(async () => {
-    const probe = await new LinuxSandbox().probe();
-    available = probe.available && probe.writes === 'overlay';
+    available = await overlaySandboxAvailable();
   });
   afterEach(() => scratch && rmSync(scratch, { recursive: true, force: true }));
 

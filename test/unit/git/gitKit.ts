@@ -15,6 +15,12 @@ import type { SandboxResult } from '../../../src/core/sandbox/shellSandbox';
 export const IDENTITY = { GIT_AUTHOR_NAME: 'Ada Tester', GIT_AUTHOR_EMAIL: 'ada@example.com', GIT_COMMITTER_NAME: 'Ada Tester', GIT_COMMITTER_EMAIL: 'ada@example.com' };
 
 /** Runs git in `dir` as the user would (their identity, no global config). */
+/** Whether this machine's namespace sandbox gives commands an overlay (commit ahead runs only there). */
+export async function overlaySandboxAvailable(): Promise<boolean> {
+  const probe = await new LinuxSandbox().probe();
+  return probe.available && probe.writes === 'overlay';
+}
+
 export function git(dir: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, GIT_CONFIG_NOSYSTEM: '1', ...IDENTITY } }).trim();
 }
