@@ -1,6 +1,6 @@
 // Checkpoints: what each accept and each agent turn changed, kept on disk, with undo and redo.
 // The module's exports; the session, the CLI and the editor use only these.
-export { CheckpointStore, workspaceKey, type CheckpointStoreOptions, type ReadResult } from './store';
+export { CheckpointStore, workspaceKey, type CheckpointStoreOptions, type CheckpointReadResult } from './store';
 export { CheckpointRecording, type CaptureRequest, type CaptureResult } from './recording';
 export { RecordingWorkspaceFs, CheckpointSaveError } from './recordingFs';
 export { RestoreError, type RestoreConflict, type RestoreConflictReason, type RestoreOutcome, type RestorePlan, type RestoreOptions } from './restore';

@@ -8,14 +8,14 @@ import { errorCode, nodeCheckpointFs, type CheckpointFs } from './checkpointFs';
 import { ensurePrivateDirectory } from './privateDir';
 import { isPlainCheckpointId, parseRecord, summaryOf, type CheckpointOrigin, type CheckpointRecord, type CheckpointSummary } from './record';
 import { pruneCheckpoints, type PruneLimits, type PruneReport } from './prune';
-import type { CheckpointStoreOptions, ReadResult, StoreFiles } from './storeFiles';
+import type { CheckpointStoreOptions, CheckpointReadResult, StoreFiles } from './storeFiles';
 import { CheckpointRecording } from './recording';
 import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
 import { restoreGit } from './gitRestore';
 import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
 
 export const CHECKPOINTS_FOLDER = 'checkpoints';
-export type { CheckpointStoreOptions, ReadResult } from './storeFiles';
+export type { CheckpointStoreOptions, CheckpointReadResult } from './storeFiles';
 
 export function isProcessAlive(pid: number): boolean {
   try {
@@ -114,7 +114,7 @@ export class CheckpointStore implements StoreFiles {
     return pruneCheckpoints(this, limits);
   }
 
-  async read(id: string): Promise<ReadResult> {
+  async read(id: string): Promise<CheckpointReadResult> {
     const file = this.recordPath(id);
     const info = await this.fs.lstat(file);
     if (!info) return { ok: false, reason: 'unknown', message: `There is no checkpoint "${id}" for this workspace.` };

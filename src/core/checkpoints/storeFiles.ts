@@ -24,7 +24,7 @@ export interface CheckpointStoreOptions {
   onRestoreStep?: (event: { phase: 'staged' | 'committed'; path: string }) => void;
 }
 
-export type ReadResult =
+export type CheckpointReadResult =
   | { ok: true; record: CheckpointRecord }
   | { ok: false; reason: 'unknown' | 'malformed'; message: string };
 
@@ -41,7 +41,7 @@ export interface StoreFiles {
   readonly pid: number;
   now(): number;
   processAlive(pid: number): boolean;
-  read(id: string): Promise<ReadResult>;
+  read(id: string): Promise<CheckpointReadResult>;
   write(record: CheckpointRecord, options?: { sync?: boolean }): Promise<void>;
   syncRecord(id: string): Promise<void>;
   remove(id: string): Promise<void>;

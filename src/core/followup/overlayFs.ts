@@ -18,7 +18,7 @@ import {
 import { processLock, type WorkspaceLock } from '../fs/workspaceLock';
 import { flushed } from '../fs/pendingFlush';
 import { nodeApplyFs, type ApplyFs } from './overlay/applyFs';
-import { applyEntries, findConflicts, OverlayApplyError, type ApplyResult, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
+import { applyEntries, findConflicts, OverlayApplyError, type OverlayApplyResult, type BeforeReplaceHook, type Conflict } from './overlay/applyOverlay';
 import type { PendingBlob } from './overlay/blobs';
 import { BlobBook } from './overlay/blobBook';
 import { digestOf } from './overlay/digest';
@@ -33,7 +33,7 @@ import { ReadWriteLock } from './overlay/readWriteLock';
 import { sandboxLayerOf, takeSandboxChanges } from './overlay/sandboxExchange';
 import type { SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
 
-export { OverlayApplyError, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type ReplaceStep } from './overlay/applyOverlay';
+export { OverlayApplyError, type OverlayApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type ReplaceStep } from './overlay/applyOverlay';
 export { cleanupStaleOverlays, isProcessAlive, recoverInterruptedApplies, type HousekeepingOptions, type RecoveryOutcome, type StaleCleanupReport } from './overlay/recovery';
 export type { ApplyFs } from './overlay/applyFs';
 export type { WrittenKind } from './overlay/entries';
@@ -303,7 +303,7 @@ export class OverlayFs implements WorkspaceFs {
    * stay in the overlay for the user to decide. `skip` leaves files out (Keep mine) without a report. Applied paths leave the overlay. Throws
    * OverlayApplyError (naming the files) when the disk refuses; see applyEntries for what is applied then.
    */
-  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook; redoDir?: string } = {}): Promise<ApplyResult> {
+  async applyToReal(options: { overwrite?: readonly string[]; skip?: readonly string[]; beforeReplace?: BeforeReplaceHook; redoDir?: string } = {}): Promise<OverlayApplyResult> {
     return this.lock.exclusive(async () => {
       this.assertUsable();
       const overwrite = new Set<string>();
@@ -321,7 +321,7 @@ export class OverlayFs implements WorkspaceFs {
   }
 
   /** Accepts one file; `force` writes it even when the user changed the real file (Overwrite). */
-  async applyFile(requested: string, options: { force?: boolean } = {}): Promise<ApplyResult> {
+  async applyFile(requested: string, options: { force?: boolean } = {}): Promise<OverlayApplyResult> {
     return this.lock.exclusive(async () => {
       this.assertUsable();
       const file = await this.view.entryKey(requested);
@@ -356,7 +356,7 @@ export class OverlayFs implements WorkspaceFs {
     this.listeners.clear();
   }
 
-  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[], beforeReplace?: BeforeReplaceHook, redoDir?: string): Promise<ApplyResult> {
+  private async applySelected(selected: ReadonlyMap<string, OverlayEntry>, overwrite: ReadonlySet<string>, deletedDirs: string[], beforeReplace?: BeforeReplaceHook, redoDir?: string): Promise<OverlayApplyResult> {
     const logDir = redoDir ?? this.options.redoDir;
     const input = {
       root: this.root,

@@ -39,7 +39,8 @@ export interface ExtraToolSource {
   prepare?(signal?: AbortSignal): Promise<void>;
 }
 
-export interface ToolRegistry {
+/** The tools a workspace offers (the built-ins and the run-time extras); chat/toolRegistry.ts is the part the chat needs of it. */
+export interface WorkspaceToolSet {
   /** The 16 tools in TOOLS.md order (definitions are sent in this order, byte-stable for caching). */
   readonly tools: readonly Tool[];
   get(name: string): Tool | undefined;
@@ -48,7 +49,7 @@ export interface ToolRegistry {
   prepare?(signal?: AbortSignal): Promise<void>;
 }
 
-export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegistry {
+export function createToolRegistry(options: ToolRegistryOptions = {}): WorkspaceToolSet {
   const tools: readonly Tool[] = [
     readFileTool,
     listDirectoryTool,

@@ -5,12 +5,12 @@ import { toAbsolute } from '../../fs/paths';
 import { removeJournal, tempPathFor, writeJournal, type ApplyJournal } from './applyJournal';
 import { FolderChecks } from './applyFolders';
 import { forEachLimited } from './pool';
-import { OverlayApplyError, CONCURRENCY, StepFailure, type Conflict, type ApplyResult, type ApplyInput } from './applyTypes';
+import { OverlayApplyError, CONCURRENCY, StepFailure, type Conflict, type OverlayApplyResult, type ApplyInput } from './applyTypes';
 import { conflict, checkAll, leadsElsewhere, sortConflicts, type Check } from './applyChecks';
 import { describeCode, rollBackStaging, removeEmptiedDirs, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, type PlannedStep, type Saved, type StagingContext } from './applySteps';
 import { applyWithRedoLog } from './applyRedoLog';
 
-export { OverlayApplyError, type ApplyInput, type ApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type DeferredSave, type ReplaceStep } from './applyTypes';
+export { OverlayApplyError, type ApplyInput, type OverlayApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type DeferredSave, type ReplaceStep } from './applyTypes';
 export { findConflicts, type CheckInput } from './applyChecks';
 
 /**
@@ -23,7 +23,7 @@ export { findConflicts, type CheckInput } from './applyChecks';
  * applied ones; each failed file keeps the user's version. A crash anywhere leaves the journal, and
  * recovery rolls staging back or committing forward.
  */
-export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
+export async function applyEntries(input: ApplyInput): Promise<OverlayApplyResult> {
   const conflicts: Conflict[] = [];
   const applied: string[] = [];
   const plan: PlannedStep[] = [];
@@ -100,7 +100,7 @@ export async function applyEntries(input: ApplyInput): Promise<ApplyResult> {
 }
 
 /** The accept of issue 23 and before: a journal in the overlay folder, each temp fsync'd before the commit. */
-async function applyWithJournal(input: ApplyInput, context: StagingContext): Promise<ApplyResult> {
+async function applyWithJournal(input: ApplyInput, context: StagingContext): Promise<OverlayApplyResult> {
   const { plan, dirs, applied, conflicts, folders, saving, journal } = context;
   // Staging: nothing the user sees changes yet; every temp is complete and on disk before the commit point.
   const staged: PlannedStep[] = [];

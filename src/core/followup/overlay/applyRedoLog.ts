@@ -7,7 +7,7 @@ import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, redoLogName, type RedoPlan, typ
 import { trackFlush } from '../../fs/pendingFlush';
 import { fsyncFolderIfThere } from '../../fs/redoRecovery';
 import { forEachLimited } from './pool';
-import { CONCURRENCY, StepFailure, type ApplyResult, type ApplyInput } from './applyTypes';
+import { CONCURRENCY, StepFailure, type OverlayApplyResult, type ApplyInput } from './applyTypes';
 import { conflict, leadsElsewhere } from './applyChecks';
 import { rollBackStaging, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, stageFromBlob, type PlannedStep, type StagingContext } from './applySteps';
 
@@ -18,7 +18,7 @@ import { rollBackStaging, savingFailed, dropRefused, createDirs, overlayBytes, c
  * result, and the flush (each renamed file and touched folder, then the log's removal) runs after,
  * off the wait. A crash or power cut after the commit point is rolled forward from the log.
  */
-export async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: StagingContext): Promise<ApplyResult> {
+export async function applyWithRedoLog(input: ApplyInput, redoDir: string, context: StagingContext): Promise<OverlayApplyResult> {
   const { plan, dirs, applied, conflicts, folders, saving } = context;
   const needed = plan.reduce((sum, step) => sum + (step.entry.kind === 'written' ? step.entry.size : 0), 0);
   const logPath = path.join(redoDir, redoLogName(`accept-${input.overlayId}-${randomBytes(4).toString('hex')}`));

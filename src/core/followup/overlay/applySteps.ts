@@ -9,7 +9,7 @@ import { FolderChecks } from './applyFolders';
 import { readBlob } from './blobs';
 import { isAtOrBelow, type OverlayEntry } from './entries';
 import { forEachLimited } from './pool';
-import { OverlayApplyError, CONCURRENCY, StepFailure, type Conflict, type ApplyResult, type DeferredSave, type ApplyInput, type StorageSide } from './applyTypes';
+import { OverlayApplyError, CONCURRENCY, StepFailure, type Conflict, type OverlayApplyResult, type DeferredSave, type ApplyInput, type StorageSide } from './applyTypes';
 import { conflict, placeAgain, unchangedSinceCheck, leadsElsewhere, sortConflicts } from './applyChecks';
 
 export interface PlannedStep extends JournalStep {
@@ -151,7 +151,7 @@ export async function commitSteps(input: ApplyInput, commit: PlannedStep[], comm
   return { failed, touchedDirs, renamed };
 }
 
-export async function finishApply(input: ApplyInput, applied: string[], conflicts: Conflict[], failed: { path: string; code: string }[]): Promise<ApplyResult> {
+export async function finishApply(input: ApplyInput, applied: string[], conflicts: Conflict[], failed: { path: string; code: string }[]): Promise<OverlayApplyResult> {
   await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
   if (failed.length > 0) {
     const first = failed[0];

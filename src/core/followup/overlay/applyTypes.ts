@@ -34,7 +34,7 @@ export interface Conflict {
   canOverwrite: boolean;
 }
 
-export interface ApplyResult {
+export interface OverlayApplyResult {
   /** Paths whose real file now holds the speculation's version (or is deleted as it asked). */
   applied: string[];
   /** Paths left untouched; the caller decides (overwrite with force, or keep the user's file). */
