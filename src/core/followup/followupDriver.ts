@@ -47,6 +47,8 @@ export class FollowupDriver {
   /** Runs whose tokens are already counted (a run is counted once, however it ends). */
   private readonly countedRuns = new WeakSet<Speculation>();
   private disposed = false;
+  /** Aborts started by abortInBackground and not finished yet. */
+  private readonly aborting = new Set<Promise<void>>();
 
   constructor(private readonly options: FollowupDriverOptions) {
     this.forks = new ForkFailures(options.log, (reason) => options.emit({ type: 'fork_unavailable', reason }));
@@ -104,7 +106,7 @@ export class FollowupDriver {
     this.suggestionAbort?.abort();
     this.followup.dismiss();
     this.followup.clear();
-    void this.abortSpeculation('suggestion dismissed');
+    this.abortInBackground('suggestion dismissed');
   }
 
   /** Before anything changes the chat or the workspace (a new turn, an edit, an undo): nothing stays predicted from before. */
@@ -161,7 +163,7 @@ export class FollowupDriver {
     const config = this.options.config();
     const params = chat.forkParams();
     if (!config.speculationEnabled || !params) return;
-    void this.abortSpeculation('replaced');
+    this.abortInBackground('replaced');
     const speculation = startSpeculation(suggestion, {
       llm: this.options.llm,
       params,
@@ -243,6 +245,13 @@ export class FollowupDriver {
     this.options.emit({ type: 'speculation', snapshot: null });
   }
 
+  /** An abort the caller does not wait for (typing, a new suggestion, a setting); dispose() waits for it, so no overlay outlives the chat. */
+  private abortInBackground(why: string): void {
+    const aborting = this.abortSpeculation(why).catch((error: unknown) => this.options.log(`aborting the speculation failed: ${String(error)}`));
+    this.aborting.add(aborting);
+    void aborting.finally(() => this.aborting.delete(aborting));
+  }
+
   /** The run is no longer the current one (accepted, failed, discarded): its events stop. */
   private release(speculation: Speculation): void {
     if (this.speculation !== speculation) return;
@@ -307,7 +316,7 @@ export class FollowupDriver {
   /** New settings: a lasting fork failure is worth saying again; `rebuilt` aborts the speculation built on the old ones. */
   configChanged(rebuilt: boolean): void {
     this.forks.forget();
-    if (rebuilt) void this.abortSpeculation('settings changed');
+    if (rebuilt) this.abortInBackground('settings changed');
     if (!this.options.config().suggestionsEnabled) this.followup.clear();
   }
 
@@ -331,5 +340,6 @@ export class FollowupDriver {
     await this.accept.dispose();
     if (speculation) await speculation.abort();
     this.speculation = undefined;
+    await Promise.all([...this.aborting]);
   }
 }

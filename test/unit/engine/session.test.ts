@@ -122,6 +122,33 @@ describe('Engine end-to-end: ChatSession', function () {
     assert.equal(await s.world.read('src/greet.ts'), GREET);
   });
 
+  it('closing the chat right after typing waits for the aborted speculation: no overlay folder is left behind', async () => {
+    // An overlay whose cleanup takes a while (a slow temp disk): the abort typing starts is still running at dispose.
+    s = await makeSession({ [SUGGESTION]: [{ text: 'slow', latencyMs: 30_000 }] }, { 'show me src/greet.ts': SUGGESTION }, {
+      session: (world) => ({
+        createOverlay: async () => {
+          const overlay = await world.services.createOverlay();
+          const cleanup = overlay.cleanup.bind(overlay);
+          overlay.cleanup = async () => {
+            await new Promise((resolve) => setTimeout(resolve, 300));
+            await cleanup();
+          };
+          return overlay;
+        },
+      }),
+    });
+    await warmUpAndShow(s, SUGGESTION);
+    const current = s;
+    await waitUntil(() => current.world.server.chatRequests.some((r) => taskOf(r) === SUGGESTION), 'the speculation request');
+    assert.notDeepEqual(await s.world.overlayLeftovers(), []);
+
+    s.session.setUserTyping(true);
+    await s.session.dispose();
+
+    assert.deepEqual(await s.world.overlayLeftovers(), []);
+    assert.equal(await s.world.read('src/greet.ts'), GREET);
+  });
+
   it('a new chat aborts the speculation and forgets the conversation', async () => {
     s = await makeSession({ [SUGGESTION]: [{ text: 'slow', latencyMs: 30_000 }] }, { 'show me src/greet.ts': SUGGESTION });
     await warmUpAndShow(s, SUGGESTION);
