@@ -61,18 +61,41 @@ for (const suite of selected) {
 }
 
 writeFileSync(resultsPath, JSON.stringify(results, null, 2) + '\n');
+
+// What people wrote into RESULTS.md by hand survives a run: a section whose heading names no suite
+// is kept whole (after the suites), and inside a suite's section the text between NOTES_START and
+// NOTES_END is kept under its machine line. Everything else is generated from results.json.
+const NOTES_START = '<!-- notes -->';
+const NOTES_END = '<!-- /notes -->';
+function handWritten(markdown) {
+  const notes = new Map();
+  const sections = [];
+  for (const part of markdown.split(/^(?=## )/m).slice(1)) {
+    const heading = part.slice(3, part.indexOf('\n') === -1 ? undefined : part.indexOf('\n')).trim();
+    if (!(heading in results.suites)) {
+      sections.push(part.trimEnd());
+      continue;
+    }
+    const blocks = [...part.matchAll(new RegExp(`${NOTES_START}[\\s\\S]*?${NOTES_END}`, 'g'))].map((m) => m[0]);
+    if (blocks.length > 0) notes.set(heading, blocks);
+  }
+  return { notes, sections };
+}
+const kept = existsSync('bench/RESULTS.md') ? handWritten(readFileSync('bench/RESULTS.md', 'utf8')) : { notes: new Map(), sections: [] };
 const lines = [
   '# Benchmark results', '',
-  `Written by \`npm run bench\`. Each suite notes the machine, date and commit it ran on; these machines are noisy, so read medians and spreads, not single runs.`, '',
+  `Written by \`npm run bench\`. Each suite notes the machine, date and commit it ran on; these machines are noisy, so read medians and spreads, not single runs. Notes between \`${NOTES_START}\` and \`${NOTES_END}\` in a suite's section, and sections named after no suite, are written by hand and kept by every run.`, '',
 ];
 for (const [name, suite] of Object.entries(results.suites)) {
   lines.push(`## ${name}`, '', `${suite.machine} · ${suite.date.slice(0, 16).replace('T', ' ')} UTC · commit ${suite.commit} · ${suite.seconds} s`, '');
+  for (const block of kept.notes.get(name) ?? []) lines.push(block, '');
   lines.push('| figure | median | p99 | min | max | n | target | note |', '|---|---|---|---|---|---|---|---|');
   for (const f of suite.figures) {
     lines.push(`| ${f.name} | ${round(f.median)} ${f.unit} | ${round(f.p99)} | ${round(f.min)} | ${round(f.max)} | ${f.n} | ${f.target ?? ''} | ${f.note ?? ''} |`);
   }
   lines.push('');
 }
+for (const section of kept.sections) lines.push(section, '');
 writeFileSync('bench/RESULTS.md', lines.join('\n'));
 console.log('\nWrote bench/results.json and bench/RESULTS.md');
 process.exit(0);

@@ -1,9 +1,9 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
 import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
-import { mkdir, readdir, rename, rmdir, unlink, utimes } from 'node:fs/promises';
+import { mkdir, readdir, rmdir, unlink, utimes } from 'node:fs/promises';
 import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
-import { fsyncPath, lstatNow } from '../fs/inlineIo';
+import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine } from '../fs/inlineIo';
 import { linkNew } from '../fs/storedCopies';
 import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
@@ -50,12 +50,16 @@ const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EX
 /**
  * O_EXCL: never clobber what appeared under the name; a failed write leaves nothing behind. Flushed
  * only when `sync`. Created with `mode`, which the umask may narrow: fstat says, and only then is it
- * set exactly. The calls that change the disk run on the thread pool, fstat and close in line.
+ * set exactly. A flushed file's calls that change the disk run on the thread pool (its fsync
+ * overlaps others), fstat and close in line.
  */
 async function createNew(absolute: string, data: Uint8Array | string, mode: number | undefined, sync: boolean): Promise<void> {
+  const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+  // Unflushed and small: in line, like the accept's (see nodeApplyFs); no thread-pool hand-offs.
+  if (!sync && bytes.byteLength <= INLINE_IO_MAX_BYTES) return createFileNow(absolute, CREATE_NEW, bytes, { createMode: mode ?? 0o600, mode });
   const fd = await openFd(absolute, CREATE_NEW, mode ?? 0o600);
   try {
-    await writeAllFd(fd, typeof data === 'string' ? Buffer.from(data) : data);
+    await writeAllFd(fd, bytes);
     if (mode !== undefined && (fstatSync(fd).mode & 0o7777) !== mode) await fchmodFd(fd, mode);
     if (sync) await fsyncFd(fd);
   } catch (error) {
@@ -85,8 +89,10 @@ export const nodeCheckpointFs: CheckpointFs = {
   async fsyncFile(absolute) {
     await fsyncPath(absolute);
   },
+  overwriteInPlace: overwriteInPlaceNow,
   async rename(from, to) {
-    await rename(from, to);
+    // In line, as the accept's (see nodeApplyFs): an undo's renames are its wait too.
+    renameInLine(from, to);
   },
   async unlink(absolute) {
     try {

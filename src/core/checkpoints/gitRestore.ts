@@ -5,7 +5,7 @@ import { FileWorkspaceLock, processLock, type WorkspaceLock } from '../fs/worksp
 import { redoOf, undoOf, moveRefs, type GitMoves } from '../git/applyGitLayer';
 import { parseHead } from '../git/gitBase';
 import { checkRepository } from '../git/repository';
-import type { CheckpointGitMoves } from './record';
+import type { CheckpointGitMoves, CheckpointRecord } from './record';
 import type { Direction, RestoreOutcome } from './restore';
 import type { StoreFiles } from './storeFiles';
 
@@ -31,7 +31,9 @@ function touched(git: CheckpointGitMoves): string[] {
 }
 
 /** Runs after the files' restore: moves the refs of checkpoint `id`, and adds the outcome to the files'. */
-export async function restoreGit(store: StoreFiles, id: string, direction: Direction, filesOutcome: RestoreOutcome): Promise<RestoreOutcome> {
+export async function restoreGit(store: StoreFiles, id: string, direction: Direction, filesOutcome: RestoreOutcome, known?: CheckpointRecord): Promise<RestoreOutcome> {
+  // Ref moves are recorded by the accept or never: a record read without them has none to restore.
+  if (known && !known.git) return filesOutcome;
   const read = await store.read(id);
   if (!read.ok || !read.record.git) return filesOutcome;
   const record = read.record;

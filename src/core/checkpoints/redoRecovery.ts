@@ -7,6 +7,9 @@ import { isSha256 } from './fileState';
 import { isPlainCheckpointId, parseRecord, type CheckpointRecord } from './record';
 import { recoverRestoreLog, type JournalRecovery } from './restore';
 import type { StoreFiles } from './storeFiles';
+import { slotOwner } from '../fs/redoSlots';
+import { removeDeadRestoreLocks } from './restoreLock';
+import type { RedoPlan } from '../fs/redoLog';
 
 /** A log with no whole header younger than this may still be being written by a process starting up. */
 const FRESH_LOG_MS = 60_000;
@@ -47,6 +50,12 @@ async function restoreCheckpoint(store: StoreFiles, meta: unknown, body: Buffer)
   if (!current.ok || (current.record.state === 'recording' && current.record.files.length < record.files.length)) await store.write(record);
 }
 
+/** The checkpoint an undo's (or redo's) log commits, from the journal it carries. */
+function undoIdOf(plan: RedoPlan): string | undefined {
+  const id = (plan.meta as { journal?: { checkpointId?: unknown } } | undefined)?.journal?.checkpointId;
+  return typeof id === 'string' && isPlainCheckpointId(id) ? id : undefined;
+}
+
 /**
  * Every redo log of a dead process (or torn, and old enough) in the store's journals folder: accept
  * logs come back as AcceptLogRecovery, undo logs as JournalRecovery. Failures are said in words.
@@ -55,18 +64,30 @@ export async function recoverRedoLogs(store: StoreFiles): Promise<{ accepts: Acc
   const accepts: AcceptLogRecovery[] = [];
   const journals: JournalRecovery[] = [];
   const failures: string[] = [];
-  for (const name of (await store.fs.readdir(store.journalsDir)).sort()) {
+  const names = (await store.fs.readdir(store.journalsDir)).sort();
+  removeDeadRestoreLocks(store, names);
+  for (const name of names) {
     if (!name.endsWith(REDO_SUFFIX)) continue;
     const file = path.join(store.journalsDir, name);
     try {
       const info = await store.fs.lstat(file);
       if (info?.type !== 'file') continue;
+      // A slot made ahead belongs to the process its name gives: a live one's is in use or ready;
+      // one with this process's pid that its pool does not know is an earlier process's (a reused pid).
+      const slotOwnerPid = slotOwner(name);
+      if (slotOwnerPid !== undefined && store.processAlive(slotOwnerPid) && (slotOwnerPid !== store.pid || store.slots.holds(file))) continue;
       const decoded = decodeRedoLog(Buffer.from(await store.fs.readFile(file)));
-      if (decoded.plan && store.processAlive(decoded.plan.pid)) continue;
-      if (!decoded.plan && store.now() - info.mtimeMs < FRESH_LOG_MS) continue;
-      if (name.startsWith(ACCEPT_LOG_PREFIX)) {
+      if (slotOwnerPid === undefined && decoded.plan && store.processAlive(decoded.plan.pid)) continue;
+      if (slotOwnerPid === undefined && !decoded.plan && store.now() - info.mtimeMs < FRESH_LOG_MS) continue;
+      const slotOfUndo = slotOwnerPid !== undefined && decoded.plan && decoded.plan.kind !== 'accept' ? undoIdOf(decoded.plan) : undefined;
+      if (slotOfUndo) {
+        journals.push(await recoverRestoreLog(store, slotOfUndo, file));
+      } else if (name.startsWith(ACCEPT_LOG_PREFIX) || slotOwnerPid !== undefined) {
+        // An accept's log, or a dead process's slot: rolled forward when it holds a committed accept, else removed.
+        if (slotOwnerPid !== undefined && decoded.plan && decoded.plan.kind !== 'accept') continue;
         const result = await recoverRedoLog(store.fs, file, { root: store.root, finish: (plan, body) => restoreCheckpoint(store, plan.meta, body) });
-        accepts.push({ log: name, outcome: result.outcome, applied: result.applied, kept: result.kept });
+        // A slot that held no log (ready, or cleared after its flush) is just removed: nothing to say.
+        if (slotOwnerPid === undefined || result.plan) accepts.push({ log: name, outcome: result.outcome, applied: result.applied, kept: result.kept });
       } else {
         const id = name.slice(0, -REDO_SUFFIX.length);
         if (!isPlainCheckpointId(id)) continue;

@@ -138,8 +138,9 @@ async function takeJournalLock(store: StoreFiles, id: string): Promise<RestoreFa
 /**
  * Undoes (or redoes) checkpoint `id`. Failure policy as for accept: a failure while staging leaves
  * the workspace as it was and throws RestoreError; a crash anywhere leaves the journal for recovery.
+ * `seen.record` gets the record as read, so the caller needs no second read of it.
  */
-export async function restore(store: StoreFiles, id: string, direction: Direction, options: RestoreOptions = {}): Promise<RestoreOutcome> {
+export async function restore(store: StoreFiles, id: string, direction: Direction, options: RestoreOptions = {}, seen: { record?: CheckpointRecord } = {}): Promise<RestoreOutcome> {
   if (!isPlainCheckpointId(id)) throw new Error(`"${id}" is not a checkpoint id.`);
   // An earlier accept's or undo's flush finishes first: its redo log must be gone before this one checks.
   await flushed(store.root);
@@ -148,6 +149,7 @@ export async function restore(store: StoreFiles, id: string, direction: Directio
   const read = await store.read(id);
   if (!read.ok) return read;
   const record = read.record;
+  seen.record = record;
   const evaluated = await evaluateAll(store, record, direction, options, store.options.commitWith !== 'journal');
   if ('ok' in evaluated) return evaluated;
   const { steps, already, conflicts } = evaluated;

@@ -13,6 +13,8 @@ import type { StoreFiles } from './storeFiles';
 import { trackFlush } from '../fs/pendingFlush';
 import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, type RedoPlan, type RedoStep } from '../fs/redoLog';
 import { fsyncFolderIfThere, recoverRedoLog } from '../fs/redoRecovery';
+import { RedoLogCommit } from '../fs/redoSlots';
+import { releaseRestoreLock, takeRestoreLock } from './restoreLock';
 import { CONCURRENCY, RestoreError, StageFailure, type Evaluated, type JournalRecovery, type RestoreConflict, type RestoreOutcome } from './restoreTypes';
 import { commit, settleDirs, writeOutcome } from './restoreCommit';
 
@@ -37,13 +39,30 @@ export async function restoreWithRedoLog(store: StoreFiles, record: CheckpointRe
   if (inFlight.has(logPath)) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
   inFlight.add(logPath);
   try {
-    return await commitWithRedoLog(store, record, journal, steps, conflicts, logPath);
+    let locked: boolean;
+    try {
+      locked = takeRestoreLock(store, id);
+    } catch (error) {
+      throw new RestoreError(`Undo failed: its lock in the extension's storage could not be made (${errorCode(error) ?? String(error)}); no file in the workspace was changed. Free disk space for the extension's storage, then try again.`, journal.steps[0]?.path ?? id, []);
+    }
+    if (!locked) return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
+    // Held until the log is gone: released by the flush, or at once when nothing was committed.
+    let handedOver = false;
+    try {
+      const outcome = await commitWithRedoLog(store, record, journal, steps, conflicts, logPath, (flush) => {
+        handedOver = true;
+        trackFlush(store.root, flush.finally(() => releaseRestoreLock(store, id)));
+      });
+      return outcome;
+    } finally {
+      if (!handedOver) releaseRestoreLock(store, id);
+    }
   } finally {
     inFlight.delete(logPath);
   }
 }
 
-async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string): Promise<RestoreOutcome> {
+async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, journal: RestoreJournal, steps: Evaluated[], conflicts: RestoreConflict[], logPath: string, handOver: (flush: Promise<void>) => void): Promise<RestoreOutcome> {
   const id = journal.checkpointId;
   const committing: RestoreJournal = { ...journal, phase: 'committing' };
   const fail = (file: string, cause: unknown) => {
@@ -84,9 +103,10 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     meta: { journal: committing, blobs: logged.map((b) => ({ hash: b.hash, length: b.data.byteLength })), at: offset, relinked: [...new Set(relinked.values())] },
   };
   body.push(...logged.map((b) => b.data));
+  let log: RedoLogCommit;
   try {
-    // O_EXCL: the log is also the lock against a second undo of this checkpoint.
-    await store.fs.createFile(logPath, encodeRedoLog(plan, body), { mode: 0o600, sync: false });
+    // Into a slot made ahead where one is ready; else a new file, made with O_EXCL.
+    log = await RedoLogCommit.start(store.fs, store.slots, logPath, encodeRedoLog(plan, body));
   } catch (error) {
     if (errorCode(error) === 'EEXIST') return { ok: false, reason: 'busy', message: `Checkpoint "${id}" is being undone or redone right now; try again in a moment.` };
     throw fail(journal.steps[0]?.path ?? id, error);
@@ -112,11 +132,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
       store.options.onRestoreStep?.({ phase: 'staged', path: step.path });
     });
     for (const dir of largeDirs) await disk(journal.steps[0].path, () => store.fs.fsyncDirectory(dir));
-    const durable = (async () => {
-      await store.fs.fsyncFile(logPath);
-      await store.fs.fsyncDirectory(store.journalsDir);
-    })();
-    durable.catch(() => undefined);
+    const durable = log.durable;
     const small = redoSteps.flatMap((step, index) => (step.data ? [index] : []));
     await forEachLimited(small, CONCURRENCY, async (index) => {
       const step = committing.steps[index];
@@ -139,8 +155,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
   } catch (error) {
     if (!(error instanceof StageFailure)) throw error;
     // Not committed: the log goes first (no recovery may complete what is being rolled back), then the temps.
-    await store.fs.unlink(logPath).catch(() => undefined);
-    await store.fs.fsyncDirectory(store.journalsDir).catch(() => undefined);
+    await log.drop().catch(() => undefined);
     await Promise.all(staged.map((temp) => store.fs.unlink(temp).catch(() => undefined)));
     for (const dir of deepestFirst(journal.createdDirs)) await store.fs.rmdirIfEmpty(toAbsolute(store.root, dir)).catch(() => false);
     throw fail(error.path, error.cause);
@@ -165,10 +180,9 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     await forEachLimited(written, FLUSH_CONCURRENCY, (hash) => store.fs.fsyncFile(store.blobs.pathOf(hash)));
     if (written.length > 0) await store.blobs.flush();
     if (await store.fs.lstat(path.join(store.recordsDir, `${id}.json`))) await store.syncRecord(id);
-    await store.fs.unlink(logPath);
-    await store.fs.fsyncDirectory(store.journalsDir);
+    await log.drop();
   })();
-  trackFlush(store.root, flush);
+  handOver(flush);
   return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
@@ -217,11 +231,12 @@ function restoreMetaOf(plan: RedoPlan, id: string): RestoreRedoMeta | undefined 
 }
 
 /**
- * Completes an undo's (or redo's) redo log a dead process left: each file rolled forward or kept,
- * the replaced bytes saved, the folders settled and the record written, as the live undo would have.
+ * Completes an undo's (or redo's) redo log a dead process left (`<id>.redo`, or a slot it was
+ * written into): each file rolled forward or kept, the replaced bytes saved, the folders settled and
+ * the record written, as the live undo would have.
  */
-export async function recoverRestoreLog(store: StoreFiles, id: string): Promise<JournalRecovery> {
-  const result = await recoverRedoLog(store.fs, restoreLogPath(store, id), {
+export async function recoverRestoreLog(store: StoreFiles, id: string, logPath = restoreLogPath(store, id)): Promise<JournalRecovery> {
+  const result = await recoverRedoLog(store.fs, logPath, {
     root: store.root,
     finish: async (plan, body, { kept }) => {
       const meta = restoreMetaOf(plan, id);

@@ -12,6 +12,7 @@ import type { CheckpointStoreOptions, CheckpointReadResult, StoreFiles } from '.
 import { CheckpointRecording } from './recording';
 import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
 import { restoreGit } from './gitRestore';
+import { redoSlotsFor, type RedoSlots } from '../fs/redoSlots';
 import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
 
 export const CHECKPOINTS_FOLDER = 'checkpoints';
@@ -66,6 +67,14 @@ export class CheckpointStore implements StoreFiles {
     return new CheckpointStore(root, dir, options);
   }
 
+  /**
+   * The redo-log slots of this store's journals folder for this process: a long-lived owner (the
+   * extension) prepares them after recovery, and each accept or undo that takes one makes the next.
+   */
+  get slots(): RedoSlots {
+    return redoSlotsFor(this.journalsDir, this.fs, this.pid);
+  }
+
   now(): number {
     return (this.options.now ?? Date.now)();
   }
@@ -87,13 +96,16 @@ export class CheckpointStore implements StoreFiles {
 
   /** Takes the checkpoint's change back: see restore() for the conflict rule and the journal. */
   async undo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
-    // The files first, then the refs an accept moved (commit ahead), each by its own compare-and-swap.
-    return restoreGit(this, id, 'undo', await restore(this, id, 'undo', options));
+    // The files first, then the refs an accept moved (commit ahead), each by its own compare-and-swap;
+    // the record the files' restore read says whether there are any (a record never gains them).
+    const seen: { record?: CheckpointRecord } = {};
+    return restoreGit(this, id, 'undo', await restore(this, id, 'undo', options, seen), seen.record);
   }
 
   /** Puts back what an undo replaced, with the same conflict rule. */
   async redo(id: string, options: RestoreOptions = {}): Promise<RestoreOutcome> {
-    return restoreGit(this, id, 'redo', await restore(this, id, 'redo', options));
+    const seen: { record?: CheckpointRecord } = {};
+    return restoreGit(this, id, 'redo', await restore(this, id, 'redo', options, seen), seen.record);
   }
 
   /** What undo would restore and which files conflict, without changing anything. */

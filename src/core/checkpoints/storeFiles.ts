@@ -3,6 +3,7 @@
 import type { BlobStore } from './blobStore';
 import type { CheckpointFs } from './checkpointFs';
 import type { CheckpointRecord } from './record';
+import type { RedoSlots } from '../fs/redoSlots';
 
 export interface CheckpointStoreOptions {
   /** The engine's state folder (the extension's workspace storage, or the CLI's --state-dir). */
@@ -39,6 +40,8 @@ export interface StoreFiles {
   readonly journalsDir: string;
   readonly fs: CheckpointFs;
   readonly pid: number;
+  /** The redo-log slots of the journals folder for this process (see redoSlots.ts). */
+  readonly slots: RedoSlots;
   now(): number;
   processAlive(pid: number): boolean;
   read(id: string): Promise<CheckpointReadResult>;

@@ -31,6 +31,7 @@ import type { OverlayFsOptions } from './overlay/overlayOptions';
 import { makeOverlayFolder } from './overlay/overlayFolder';
 import { ReadWriteLock } from './overlay/readWriteLock';
 import { sandboxLayerOf, takeSandboxChanges } from './overlay/sandboxExchange';
+import { redoSlotsFor } from '../fs/redoSlots';
 import type { SandboxChange, SandboxLayer } from '../sandbox/shellSandbox';
 
 export { OverlayApplyError, type OverlayApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type ReplaceStep } from './overlay/applyOverlay';
@@ -88,7 +89,10 @@ export class OverlayFs implements WorkspaceFs {
 
   static async create(options: OverlayFsOptions): Promise<OverlayFs> {
     const { id, dir } = await makeOverlayFolder(options);
-    return new OverlayFs(options.base, id, dir, options);
+    const overlay = new OverlayFs(options.base, id, dir, options);
+    // The accept's redo log goes into a slot made now, while the speculation runs (redoSlots.ts).
+    if (options.redoDir) void redoSlotsFor(options.redoDir, overlay.applyFs, options.pid ?? process.pid).prepare();
+    return overlay;
   }
 
   // ---- change events and inspection -------------------------------------------------------

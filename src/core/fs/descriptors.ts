@@ -39,6 +39,11 @@ export function fsyncFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fsync(fd, (error) => (error ? reject(error) : resolve())));
 }
 
+/** Flushes the file's data and only the metadata needed to read it back (not its times): an overwrite of blocks it already has needs no journal commit. */
+export function fdatasyncFd(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+}
+
 export function closeFd(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.close(fd, (error) => (error ? reject(error) : resolve())));
 }

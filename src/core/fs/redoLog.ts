@@ -116,7 +116,7 @@ function parsePlan(text: string, bodyLength: number | undefined): RedoPlan | und
   return valid ? (v as unknown as RedoPlan) : undefined;
 }
 
-/** Reads a log's bytes; anything short of a whole, matching log is uncommitted. */
+/** Reads a log's bytes (and ignores any after its end); anything short of a whole, matching log is uncommitted. */
 export function decodeRedoLog(bytes: Buffer): DecodedRedoLog {
   const headerAt = MAGIC.length + 4;
   if (bytes.length < headerAt || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return { committed: false, plan: undefined };
@@ -129,8 +129,9 @@ export function decodeRedoLog(bytes: Buffer): DecodedRedoLog {
   if (!headerWhole || bytes.length < bodyLengthAt + 8) return torn();
   const bodyLength = Number(bytes.readBigUInt64BE(bodyLengthAt));
   const bodyAt = bodyLengthAt + 8;
-  if (bytes.length !== bodyAt + bodyLength + HASH_BYTES) return torn();
-  if (!digest(bytes.subarray(0, bodyAt + bodyLength)).equals(bytes.subarray(bodyAt + bodyLength))) return torn();
+  // A log written into a slot made ahead (redoSlots.ts) is followed by what the slot held before.
+  if (bytes.length < bodyAt + bodyLength + HASH_BYTES) return torn();
+  if (!digest(bytes.subarray(0, bodyAt + bodyLength)).equals(bytes.subarray(bodyAt + bodyLength, bodyAt + bodyLength + HASH_BYTES))) return torn();
   const plan = parsePlan(header.toString('utf8'), bodyLength);
   return plan ? { committed: true, plan, body: bytes.subarray(bodyAt, bodyAt + bodyLength) } : { committed: false, plan: undefined };
 }

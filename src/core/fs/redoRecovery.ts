@@ -20,6 +20,12 @@ export interface RedoFs {
    * that cannot be (another disk): the caller writes the bytes. See storedCopies.ts.
    */
   linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void>;
+  /**
+   * Writes `data` over the start of an existing file (never creating one, never following a final
+   * symlink; what lies past it stays) and flushes its data before resolving: the commit of a redo
+   * log into a slot made ahead (redoSlots.ts), whose name and blocks are already on disk.
+   */
+  overwriteInPlace(absolute: string, data: Uint8Array): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Quiet when already gone. */
   unlink(absolute: string): Promise<void>;

@@ -61,6 +61,9 @@ export async function openCheckpointStore(
     .then(
       (report) => report && report.removed.length > 0 && log.info(`checkpoints pruned: ${JSON.stringify(report)}`),
       (error: unknown) => log.warn(`pruning checkpoints failed: ${String(error)}`),
-    );
+    )
+    // After recovery (which removes the slots a dead window left): the redo-log slots the next
+    // accept and undo commit into, so their commit point is one write and one flush.
+    .then(() => store.slots.prepare());
   return { store };
 }

@@ -23,8 +23,23 @@ function workspaceFiles(): Record<string, string> {
   return files;
 }
 
-/** The prefix length right after the redo log's commit point: the fsync of its folder after the fsync of the log. */
-function commitPoint(cut: PowerCutFs, journalsDir: string): number {
+/**
+ * The prefix length right after the redo log's commit point: the fsync of its folder after the
+ * fsync of a new log, or the flush of a log written into a slot made ahead (its name already durable).
+ */
+function commitPoint(cut: PowerCutFs, journalsDir: string, slots: boolean): number {
+  if (slots) {
+    const written = cut.ops.findIndex((op) => op.op === 'overwrite' && op.path.startsWith(journalsDir) && op.data.subarray(0, 9).toString('latin1') === 'SPECREDO1');
+    assert.ok(written >= 0, 'the log is written into a slot');
+    const slot = (cut.ops[written] as { path: string }).path;
+    assert.match(path.basename(slot), /^slot-\d+-[0-9a-f]+\.redo$/);
+    const synced = cut.ops.findIndex((op, index) => index > written && op.op === 'fsync' && op.path === slot);
+    assert.ok(synced > written, 'and flushed');
+    assert.ok(!cut.ops.some((op) => op.op === 'create' && op.path.startsWith(journalsDir) && op.path.endsWith('.redo')), 'no new log file is made');
+    const firstRename = cut.ops.findIndex((op) => op.op === 'rename' && op.to.startsWith(path.dirname(journalsDir)) === false);
+    assert.ok(firstRename > synced, 'no workspace file is renamed before the commit point');
+    return synced + 1;
+  }
   const logSynced = cut.ops.findIndex((op) => op.op === 'fsync' && op.path.startsWith(journalsDir) && op.path.endsWith('.redo'));
   assert.ok(logSynced >= 0, 'the log is fsync’d');
   const dirSynced = cut.ops.findIndex((op, index) => index > logSynced && op.op === 'fsyncDir' && op.path === journalsDir);
@@ -48,11 +63,16 @@ async function states(ws: string, editedIndex: number | undefined): Promise<stri
   return out;
 }
 
+/** Whether a power cut after `count` operations leaves a redo log (a slot that was cleared holds none). */
+function logSurvives(cut: PowerCutFs, count: number, torn: boolean): boolean {
+  return [...cut.survivors(count, torn)].some(([file, node]) => file.endsWith('.redo') && node.kind === 'file' && node.data.subarray(0, 9).toString('latin1') === 'SPECREDO1');
+}
+
 async function redoLogsIn(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((name) => name.endsWith('.redo'));
 }
 
-describe('redo log: a power cut after every prefix', function () {
+for (const slots of [false, true]) describe(`redo log${slots ? ' in a slot made ahead' : ''}: a power cut after every prefix`, function () {
   this.timeout(300_000);
   let box: Sandbox;
   beforeEach(async () => {
@@ -65,6 +85,7 @@ describe('redo log: a power cut after every prefix', function () {
   async function accept(cut: PowerCutFs | undefined): Promise<{ store: CheckpointStore; id: string | undefined }> {
     const stateDir = path.join(box.parent, 'state');
     const store = await CheckpointStore.open({ stateDir, workspaceRoot: box.ws, pid: DEAD_PID, ...(cut ? { fs: cut.checkpointFs } : {}) });
+    if (slots) await store.slots.prepare();
     const overlay = await box.open({ pid: DEAD_PID, ...(cut ? { applyFs: cut.applyFs } : {}) });
     for (let i = 0; i < COUNT; i++) await overlay.writeFile(fileName(i), newText(i));
     await overlay.writeFile('new/created.txt', 'created by the accept\n');
@@ -90,23 +111,24 @@ describe('redo log: a power cut after every prefix', function () {
     const cut = new PowerCutFs();
     const { store } = await accept(cut);
     const total = cut.ops.length;
-    const commit = commitPoint(cut, store.journalsDir);
+    const commit = commitPoint(cut, store.journalsDir, slots);
     assert.ok(total > 3 * COUNT, `the accept's operations are all recorded (${total})`);
     const seen = new Set<string>();
     let distinct = 0;
     let undoneOnce = false;
-    for (let k = 0; k <= total; k++) {
-      const key = cut.stateKey(k);
+    // torn: an overwrite not yet flushed (a log into its slot, a slot being cleared) got its first sector onto the disk.
+    for (let k = 0; k <= total; k++) for (const torn of [false, true]) {
+      const key = cut.stateKey(k, torn);
       if (seen.has(key)) continue;
       seen.add(key);
       distinct++;
       for (const edited of [undefined, 7]) {
-        await cut.cutAfter(k);
+        await cut.cutAfter(k, torn);
         if (edited !== undefined) await writeFile(path.join(box.ws, fileName(edited)), USER_EDIT);
         const next = await recoverAfterCut();
         const now = await states(box.ws, edited);
         const want = k >= commit ? 'new' : 'old';
-        assert.deepEqual(now.map((s, i) => (i === edited ? s : s === want ? want : s)), now.map((_, i) => (i === edited ? 'user' : want)), `power cut after ${k} of ${total} operations (commit point ${commit}), user edit: ${edited !== undefined}`);
+        assert.deepEqual(now.map((s, i) => (i === edited ? s : s === want ? want : s)), now.map((_, i) => (i === edited ? 'user' : want)), `power cut after ${k} of ${total} operations (commit point ${commit}), torn: ${torn}, user edit: ${edited !== undefined}`);
         assert.deepEqual(await tempFiles(box.ws), [], `no temp left after ${k}`);
         assert.deepEqual(await redoLogsIn(next.journalsDir), [], `no log left after ${k}`);
         const checkpoints = await next.list();
@@ -136,32 +158,33 @@ describe('redo log: a power cut after every prefix', function () {
     const cut = new PowerCutFs();
     const stateDir = path.join(box.parent, 'state');
     const store = await CheckpointStore.open({ stateDir, workspaceRoot: box.ws, pid: DEAD_PID, fs: cut.checkpointFs });
+    if (slots) await store.slots.prepare();
     await cut.watch([box.ws, store.dir]);
     const undone = await store.undo(id);
     assert.ok(undone.ok && undone.restored.length === COUNT + 2);
     await flushed(store.root);
     const total = cut.ops.length;
-    const commit = commitPoint(cut, store.journalsDir);
+    const commit = commitPoint(cut, store.journalsDir, slots);
     const seen = new Set<string>();
-    for (let k = 0; k <= total; k++) {
-      const key = cut.stateKey(k);
+    for (let k = 0; k <= total; k++) for (const torn of [false, true]) {
+      const key = cut.stateKey(k, torn);
       if (seen.has(key)) continue;
       seen.add(key);
       for (const edited of [undefined, 7]) {
-        await cut.cutAfter(k);
+        await cut.cutAfter(k, torn);
         if (edited !== undefined) await writeFile(path.join(box.ws, fileName(edited)), USER_EDIT);
         const next = await recoverAfterCut();
         const now = await states(box.ws, edited);
         // Undo takes the workspace back: before its commit point it still holds the accept's files.
         const want = k >= commit ? 'old' : 'new';
-        assert.deepEqual(now, now.map((_, i) => (i === edited ? 'user' : want)), `power cut after ${k} of ${total} operations of the undo (commit point ${commit}), user edit: ${edited !== undefined}`);
+        assert.deepEqual(now, now.map((_, i) => (i === edited ? 'user' : want)), `power cut after ${k} of ${total} operations of the undo (commit point ${commit}), torn: ${torn}, user edit: ${edited !== undefined}`);
         assert.deepEqual(await tempFiles(box.ws), []);
         assert.deepEqual(await redoLogsIn(next.journalsDir), []);
         const read = await next.read(id);
         assert.ok(read.ok);
         assert.equal(read.record.state, k >= commit ? 'undone' : 'applied', `the record says what the disk holds (after ${k})`);
         // While its log survives, the next start finishes the undo and says the edited file was kept.
-        if (k >= commit && edited !== undefined && cut.survives(k, /\.redo$/)) assert.deepEqual(read.record.undo?.kept, [fileName(edited)], 'the edited file is a conflict, kept');
+        if (k >= commit && edited !== undefined && logSurvives(cut, k, torn)) assert.deepEqual(read.record.undo?.kept, [fileName(edited)], 'the edited file is a conflict, kept');
       }
     }
     assert.ok(seen.size >= 3);

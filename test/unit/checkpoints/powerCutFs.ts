@@ -10,6 +10,8 @@ import { nodeCheckpointFs, type CheckpointFs } from '../../../src/core/checkpoin
 type Op =
   | { op: 'create'; path: string; data: Buffer; mode: number | undefined }
   | { op: 'fsync'; path: string }
+  /** Bytes written over the start of an existing file (a redo log into its slot): not durable until its fsync. */
+  | { op: 'overwrite'; path: string; data: Buffer }
   | { op: 'rename'; from: string; to: string }
   | { op: 'unlink'; path: string }
   | { op: 'mkdir'; path: string }
@@ -23,7 +25,15 @@ interface Inode {
   /** What a power cut leaves of it: the bytes at its last fsync (none: an empty file). */
   durable: Buffer;
   mode: number | undefined;
+  /**
+   * What a torn power cut leaves of an overwrite not yet flushed: its first sector new, the rest as
+   * last flushed (a disk writes sectors, not files). Undefined when nothing is pending.
+   */
+  torn?: Buffer;
 }
+
+/** The sector a torn overwrite gets onto the disk. */
+const SECTOR = 512;
 
 /** A file system state: every path under the watched roots, and the inodes the files point at. */
 class Model {
@@ -57,7 +67,16 @@ class Model {
         if (node?.kind === 'file') {
           const inode = this.inodes.get(node.ino)!;
           inode.durable = inode.data;
+          inode.torn = undefined;
         }
+        return;
+      }
+      case 'overwrite': {
+        const node = this.live.get(op.path);
+        if (node?.kind !== 'file') return;
+        const inode = this.inodes.get(node.ino)!;
+        inode.data = Buffer.concat([op.data, inode.data.subarray(op.data.length)]);
+        inode.torn = Buffer.concat([op.data.subarray(0, SECTOR), inode.durable.subarray(Math.min(SECTOR, op.data.length))]);
         return;
       }
       case 'rename': {
@@ -128,7 +147,7 @@ export class PowerCutFs {
   }
 
   /** What survives a power cut after the first `count` operations: path → bytes (or a folder). */
-  survivors(count: number): Map<string, { kind: 'dir'; mode?: number } | { kind: 'file'; data: Buffer; mode: number | undefined }> {
+  survivors(count: number, torn = false): Map<string, { kind: 'dir'; mode?: number } | { kind: 'file'; data: Buffer; mode: number | undefined }> {
     const model = new Model();
     for (const [file, node] of this.initial) model.addInitial(file, node);
     for (const op of this.ops.slice(0, count)) model.apply(op);
@@ -144,15 +163,18 @@ export class PowerCutFs {
       if (node.kind === 'dir') out.set(file, node);
       else {
         const inode = model.inodes.get(node.ino)!;
-        out.set(file, { kind: 'file', data: inode.durable, mode: inode.mode });
+        out.set(file, { kind: 'file', data: torn && inode.torn ? inode.torn : inode.durable, mode: inode.mode });
       }
     }
     return out;
   }
 
-  /** Writes the survivors of a power cut after `count` operations onto the disk, in place of the watched folders. */
-  async cutAfter(count: number): Promise<void> {
-    const survivors = this.survivors(count);
+  /**
+   * Writes the survivors of a power cut after `count` operations onto the disk, in place of the
+   * watched folders. `torn`: an overwrite not yet flushed got its first sector onto the disk.
+   */
+  async cutAfter(count: number, torn = false): Promise<void> {
+    const survivors = this.survivors(count, torn);
     for (const root of this.roots) {
       const mode = (await lstat(root)).mode & 0o7777;
       await rm(root, { recursive: true, force: true });
@@ -171,14 +193,9 @@ export class PowerCutFs {
     }
   }
 
-  /** Whether a file whose name matches `pattern` survives a power cut after `count` operations. */
-  survives(count: number, pattern: RegExp): boolean {
-    return [...this.survivors(count).keys()].some((file) => pattern.test(file));
-  }
-
   /** A key of the durable state: two prefixes with the same key leave the same disk. */
-  stateKey(count: number): string {
-    return JSON.stringify([...this.survivors(count)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, node]) => [file, node.kind === 'dir' ? 'd' : node.data.toString('base64')]));
+  stateKey(count: number, torn = false): string {
+    return JSON.stringify([...this.survivors(count, torn)].sort(([a], [b]) => (a < b ? -1 : 1)).map(([file, node]) => [file, node.kind === 'dir' ? 'd' : node.data.toString('base64')]));
   }
 
   readonly applyFs: ApplyFs = {
@@ -205,6 +222,12 @@ export class PowerCutFs {
     },
     fsyncFile: async (absolute) => {
       await nodeApplyFs.fsyncFile(absolute);
+      this.record({ op: 'fsync', path: absolute });
+    },
+    overwriteInPlace: async (absolute, data) => {
+      await nodeApplyFs.overwriteInPlace(absolute, data);
+      // Two steps in the record: a cut between them finds the bytes written but not flushed.
+      this.record({ op: 'overwrite', path: absolute, data: Buffer.from(data) });
       this.record({ op: 'fsync', path: absolute });
     },
     rename: async (from, to) => {
@@ -249,6 +272,12 @@ export class PowerCutFs {
     },
     fsyncFile: async (absolute) => {
       await nodeCheckpointFs.fsyncFile(absolute);
+      this.record({ op: 'fsync', path: absolute });
+    },
+    overwriteInPlace: async (absolute, data) => {
+      await nodeCheckpointFs.overwriteInPlace(absolute, data);
+      // Two steps in the record: a cut between them finds the bytes written but not flushed.
+      this.record({ op: 'overwrite', path: absolute, data: Buffer.from(data) });
       this.record({ op: 'fsync', path: absolute });
     },
     rename: async (from, to) => {

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
 import { toAbsolute } from '../../fs/paths';
 import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, redoLogName, type RedoPlan, type RedoStep } from '../../fs/redoLog';
+import { RedoLogCommit, redoSlotsFor } from '../../fs/redoSlots';
 import { trackFlush } from '../../fs/pendingFlush';
 import { fsyncFolderIfThere } from '../../fs/redoRecovery';
 import { forEachLimited } from './pool';
@@ -107,23 +108,17 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
     ...(deferred ? { meta: { checkpoint: deferred.meta, at: offset } } : {}),
   };
   if (deferred) body.push(...deferred.chunks);
-  // The log is written, then made durable while the small temps are written beside their targets
-  // (invisible until renamed): the commit point is the log's fsync and its folder's.
+  // The log is written (into a slot made ahead where one is ready), then made durable while the
+  // small temps are written beside their targets (invisible until renamed): the commit point.
   const smallSteps = commit.filter((step) => bytes.has(step));
-  let logWritten = false;
+  let log: RedoLogCommit;
   try {
-    await input.fs.createFile(logPath, encodeRedoLog(redoPlan, body), { mode: 0o600, sync: false });
-    logWritten = true;
+    log = await RedoLogCommit.start(input.fs, redoSlotsFor(redoDir, input.fs, input.pid ?? process.pid), logPath, encodeRedoLog(redoPlan, body));
   } catch (error) {
     await undoStaging();
     throw await stagingError(input, plan[0].path, error, 'state', needed, applied, conflicts);
   }
-  const durable = (async () => {
-    // In this order: a log whose name survives a power cut is whole (recovery can read what it names).
-    await input.fs.fsyncFile(logPath);
-    await input.fs.fsyncDirectory(redoDir);
-  })();
-  durable.catch(() => undefined);
+  const durable = log.durable;
   try {
     await forEachLimited(smallSteps, CONCURRENCY, async (step, index) => {
       const owner = step.seen ? { uid: step.seen.uid, gid: step.seen.gid } : undefined;
@@ -145,7 +140,7 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
   } catch (error) {
     if (!(error instanceof StepFailure)) throw error;
     // Not committed: the log goes first (so no recovery completes what is being undone), then the temps.
-    if (logWritten) await dropLog(input, logPath, redoDir).catch(() => undefined);
+    await log.drop().catch(() => undefined);
     await undoStaging();
     throw await stagingError(input, error.path, error.cause, error.side, needed, applied, conflicts);
   }
@@ -158,7 +153,7 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
     await forEachLimited(renamed, FLUSH_CONCURRENCY, (file) => input.fs.fsyncFile(file));
     await Promise.all([...touchedDirs].map((dir) => fsyncFolderIfThere(input.fs, dir)));
     await deferred?.sync();
-    await dropLog(input, logPath, redoDir);
+    await log.drop();
   })();
   trackFlush(input.root, flush);
   return finishApply(input, applied, conflicts, failed);
@@ -166,8 +161,3 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
 
 /** How many renamed files the flush fsyncs at once: the disk batches concurrent flushes. */
 const FLUSH_CONCURRENCY = 32;
-
-async function dropLog(input: ApplyInput, logPath: string, redoDir: string): Promise<void> {
-  await input.fs.unlink(logPath);
-  await input.fs.fsyncDirectory(redoDir);
-}

@@ -1,0 +1,76 @@
+// The lock against a second undo (or redo) of one checkpoint by another process — two windows of
+// one workspace. Its redo log was that lock while every log was a new file made with O_EXCL; a log
+// written into a slot made ahead (redoSlots.ts) is not, so the lock is a file of its own: made with
+// O_EXCL in line (no flush: a lock need not outlive a power cut), holding its owner's pid.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { StoreFiles } from './storeFiles';
+
+export const RESTORE_LOCK_SUFFIX = '.lock';
+
+export function restoreLockPath(store: Pick<StoreFiles, 'journalsDir'>, id: string): string {
+  return path.join(store.journalsDir, `${id}${RESTORE_LOCK_SUFFIX}`);
+}
+
+function ownerOf(file: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8'));
+    return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A lock that names no owner yet may be between its creation and its write: held for this long. */
+const UNNAMED_GRACE_MS = 5_000;
+
+function abandoned(file: string, owner: number | undefined, alive: (pid: number) => boolean): boolean {
+  if (owner !== undefined) return !alive(owner);
+  try {
+    return Date.now() - fs.lstatSync(file).mtimeMs > UNNAMED_GRACE_MS;
+  } catch {
+    return true;
+  }
+}
+
+function create(file: string, pid: number): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    fs.writeSync(fd, String(pid));
+  } finally {
+    fs.closeSync(fd);
+  }
+  return true;
+}
+
+/**
+ * Takes the lock of checkpoint `id` for this store's process: false while a live process holds it.
+ * A lock whose owner is gone (or that has named none for seconds: a crash between its creation and
+ * its write) is taken over. Throws when the folder refuses the file (the caller's disk error).
+ */
+export function takeRestoreLock(store: Pick<StoreFiles, 'journalsDir' | 'pid' | 'processAlive'>, id: string): boolean {
+  const file = restoreLockPath(store, id);
+  if (create(file, store.pid)) return true;
+  if (!abandoned(file, ownerOf(file), (pid) => store.processAlive(pid))) return false;
+  fs.rmSync(file, { force: true });
+  return create(file, store.pid);
+}
+
+export function releaseRestoreLock(store: Pick<StoreFiles, 'journalsDir'>, id: string): void {
+  fs.rmSync(restoreLockPath(store, id), { force: true });
+}
+
+/** Recovery: removes the locks dead processes left (a live owner's stays). */
+export function removeDeadRestoreLocks(store: Pick<StoreFiles, 'journalsDir' | 'processAlive'>, names: readonly string[]): void {
+  for (const name of names) {
+    if (!name.endsWith(RESTORE_LOCK_SUFFIX)) continue;
+    const file = path.join(store.journalsDir, name);
+    if (abandoned(file, ownerOf(file), (pid) => store.processAlive(pid))) fs.rmSync(file, { force: true });
+  }
+}

@@ -1,0 +1,169 @@
+// Redo logs made ahead (issue 28): an accept or undo commits by writing its log into a slot made
+// beforehand — no new file on the wait —, the slot is cleared after the flush and used again; a log
+// that does not fit, or a slot that vanished, falls back to a new file; a dead process's slot is
+// finished (or removed) at the next start, a live one's never touched (unless its pid is an earlier
+// process's, reused); the undo lock stops a second
+// window's undo of the same checkpoint.
+import * as assert from 'node:assert/strict';
+import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import * as path from 'node:path';
+import { CheckpointStore } from '../../../src/core/checkpoints';
+import { restoreLockPath } from '../../../src/core/checkpoints/restoreLock';
+import { checkpointHook } from '../../../src/core/followup/acceptCheckpoint';
+import { nodeApplyFs, type ApplyFs } from '../../../src/core/followup/overlay/applyFs';
+import type { OverlayFs } from '../../../src/core/followup/overlayFs';
+import { flushed } from '../../../src/core/fs/pendingFlush';
+import { decodeRedoLog, encodeRedoLog, type RedoPlan } from '../../../src/core/fs/redoLog';
+import { SLOT_BYTES, SPARE_SLOTS, slotOwner } from '../../../src/core/fs/redoSlots';
+import { exists, makeSandbox, snapshot, type Sandbox } from '../followup/overlayKit';
+
+const DEAD_PID = 3_999_611;
+const MAGIC = 'SPECREDO1';
+
+const slotsIn = async (dir: string) => (await readdir(dir)).filter((name) => slotOwner(name) !== undefined).sort();
+const holdsLog = async (file: string) => (await readFile(file)).subarray(0, MAGIC.length).toString('latin1') === MAGIC;
+
+describe('redo-log slots made ahead', () => {
+  let box: Sandbox;
+  beforeEach(async () => {
+    box = await makeSandbox({ 'a.txt': 'a original\n', 'b.txt': 'b original\n', 'gone.txt': 'to be deleted\n' });
+  });
+  afterEach(async () => {
+    await box.dispose();
+  });
+
+  const stateDir = () => path.join(box.parent, 'state');
+
+  async function speculate(overlay: OverlayFs): Promise<void> {
+    await overlay.writeFile('a.txt', 'a speculated\n');
+    await overlay.writeFile('b.txt', 'b speculated\n');
+    await overlay.delete('gone.txt');
+  }
+
+  async function accept(store: CheckpointStore, overlay: OverlayFs) {
+    const recording = store.begin({ kind: 'accept', suggestion: 's', runId: 'r1' });
+    const result = await overlay.applyToReal({ beforeReplace: checkpointHook(recording, new Set()), redoDir: recording.redoDir });
+    const summary = await recording.finish(result.applied);
+    return { result, summary };
+  }
+
+  it('a log decodes whole with what the slot held after it, and a log torn in its first sector is not committed', () => {
+    const plan: RedoPlan = { version: 1, kind: 'accept', pid: 1, workspaceRoot: '/w', steps: [], createdDirs: [] };
+    const log = encodeRedoLog(plan, [Buffer.from('body')]);
+    const inSlot = Buffer.concat([log, Buffer.alloc(SLOT_BYTES - log.length, 7)]);
+    assert.equal(decodeRedoLog(inSlot).committed, true, 'the old bytes after the log are no part of it');
+    const bigger = encodeRedoLog(plan, [Buffer.alloc(2048, 1)]);
+    const torn = Buffer.concat([bigger.subarray(0, 512), Buffer.alloc(SLOT_BYTES - 512)]);
+    assert.equal(decodeRedoLog(torn).committed, false);
+  });
+
+  it('an accept and its undo commit into slots made ahead: no new log file, each slot cleared and ready again after the flush', async () => {
+    const before = await snapshot(box.ws);
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws });
+    await store.slots.prepare();
+    const slots = await slotsIn(store.journalsDir);
+    assert.equal(slots.length, SPARE_SLOTS);
+    for (const slot of slots) assert.equal((await readFile(path.join(store.journalsDir, slot))).length, SLOT_BYTES);
+
+    const created: string[] = [];
+    const watching: ApplyFs = { ...nodeApplyFs, createFile: async (file, data, options) => { created.push(file); await nodeApplyFs.createFile(file, data, options); } };
+    const overlay = await box.open({ applyFs: watching });
+    await speculate(overlay);
+    const { result, summary } = await accept(store, overlay);
+    assert.deepEqual(result.applied, ['a.txt', 'b.txt', 'gone.txt']);
+    assert.equal(await box.read('a.txt'), 'a speculated\n');
+    assert.deepEqual(created.filter((file) => file.startsWith(store.journalsDir)), [], 'the log went into a slot');
+    await overlay.flushed();
+    assert.deepEqual(await slotsIn(store.journalsDir), slots, 'the same slots, no other log');
+    for (const slot of slots) assert.equal(await holdsLog(path.join(store.journalsDir, slot)), false, `${slot} is cleared after the flush`);
+    assert.equal(store.slots.readyCount, SPARE_SLOTS);
+
+    const undone = await store.undo(summary!.id);
+    assert.ok(undone.ok && undone.conflicts.length === 0);
+    assert.deepEqual(await snapshot(box.ws), before);
+    await flushed(store.root);
+    assert.deepEqual((await readdir(store.journalsDir)).sort(), slots, 'no log and no lock left');
+    assert.equal(store.slots.readyCount, SPARE_SLOTS);
+  });
+
+  it('a log larger than a slot, or a slot removed under the pool, commits through a new log file as before', async () => {
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws });
+    await store.slots.prepare();
+    const created: string[] = [];
+    const watching: ApplyFs = { ...nodeApplyFs, createFile: async (file, data, options) => { created.push(file); await nodeApplyFs.createFile(file, data, options); } };
+    const overlay = await box.open({ applyFs: watching });
+    // Ten files of 60 KB go through the log (under its per-file limit): 600 KB does not fit a slot.
+    for (let i = 0; i < 10; i++) await overlay.writeFile(`big/file${i}.txt`, `${i}`.repeat(60 * 1024));
+    await accept(store, overlay);
+    assert.equal(created.filter((file) => file.startsWith(store.journalsDir) && file.endsWith('.redo')).length, 1, 'a new log file');
+    await overlay.flushed();
+    assert.equal(await box.read('big/file3.txt'), '3'.repeat(60 * 1024));
+
+    for (const slot of await slotsIn(store.journalsDir)) await rm(path.join(store.journalsDir, slot));
+    const second = await box.open();
+    await second.writeFile('a.txt', 'after the slots were removed\n');
+    const { result } = await accept(store, second);
+    assert.deepEqual(result.applied, ['a.txt']);
+    assert.equal(await box.read('a.txt'), 'after the slots were removed\n');
+    await second.flushed();
+    assert.deepEqual((await readdir(store.journalsDir)).filter((name) => name.endsWith('.redo')), [], 'its log removed after the flush');
+  });
+
+  it('the next start finishes a committed accept a dead process left in its slot, removes its other slots, and leaves a live process’s alone', async () => {
+    const dying = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
+    await dying.slots.prepare();
+    const overlay = await box.open({ pid: DEAD_PID, onApplyStep: (event) => {
+      // Right after the commit point, before any file is renamed: the process dies.
+      if (event.phase === 'logged') throw Object.assign(new Error('simulated crash'), { name: 'Crash' });
+    } });
+    await speculate(overlay);
+    await assert.rejects(accept(dying, overlay), /simulated crash/);
+    assert.equal(await box.read('a.txt'), 'a original\n', 'nothing renamed yet');
+    const deadSlots = await slotsIn(dying.journalsDir);
+    assert.equal((await Promise.all(deadSlots.map((slot) => holdsLog(path.join(dying.journalsDir, slot))))).filter(Boolean).length, 1, 'one slot holds the committed log');
+
+    const next = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws });
+    await next.slots.prepare();
+    const liveSlots = (await slotsIn(next.journalsDir)).filter((name) => slotOwner(name) === process.pid);
+    // An earlier process that had this pid left a slot: not this pool's, so it goes too.
+    await writeFile(path.join(next.journalsDir, `slot-${process.pid}-0badc0ffee00.redo`), Buffer.alloc(SLOT_BYTES));
+    const report = await next.recover();
+    assert.deepEqual(report.failures, []);
+    assert.deepEqual(report.accepts.map((a) => [a.outcome, a.applied]), [['rolled-forward', ['a.txt', 'b.txt', 'gone.txt']]], 'the ready slot is removed without a report');
+    assert.equal(await box.read('a.txt'), 'a speculated\n');
+    assert.equal(await exists(path.join(box.ws, 'gone.txt')), false);
+    assert.deepEqual(await slotsIn(next.journalsDir), liveSlots, 'the dead process’s slots are gone (and the reused pid’s), this one’s stay');
+    const [checkpoint] = await next.list();
+    assert.ok(checkpoint, 'the checkpoint came back from the log');
+    assert.ok((await next.undo(checkpoint.id)).ok);
+    assert.equal(await box.read('a.txt'), 'a original\n');
+  });
+
+  it('an undo of a checkpoint another live window is undoing is busy; a dead window’s lock is taken over and removed at the next start', async () => {
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
+    await store.slots.prepare();
+    const overlay = await box.open({ pid: DEAD_PID });
+    await speculate(overlay);
+    const { summary } = await accept(store, overlay);
+    await overlay.flushed();
+    const lock = restoreLockPath(store, summary!.id);
+
+    await writeFile(lock, String(process.pid));
+    const busy = await store.undo(summary!.id);
+    assert.ok(!busy.ok && busy.reason === 'busy', 'another live process holds it');
+    assert.equal(await box.read('a.txt'), 'a speculated\n', 'nothing changed');
+
+    await writeFile(lock, String(DEAD_PID + 7));
+    const undone = await store.undo(summary!.id);
+    assert.ok(undone.ok, 'a dead process’s lock is taken over');
+    await flushed(store.root);
+    assert.equal(await exists(lock), false, 'and released after the flush');
+
+    await writeFile(path.join(store.journalsDir, 'cp-left-behind.lock'), String(DEAD_PID + 7));
+    await writeFile(path.join(store.journalsDir, 'cp-in-use.lock'), String(process.pid));
+    const recovery = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, isProcessAlive: (pid) => pid === process.pid });
+    await recovery.recover();
+    assert.equal(await exists(path.join(store.journalsDir, 'cp-left-behind.lock')), false);
+    assert.equal(await exists(path.join(store.journalsDir, 'cp-in-use.lock')), true);
+  });
+});
