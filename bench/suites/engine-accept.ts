@@ -25,6 +25,12 @@ interface Case {
   samples: number;
   /** The speculation writes right after the files were written (not after the racy window): every file is read again on accept. */
   fresh?: boolean;
+  /**
+   * The workspace is written out to the disk (sync) before the speculation, as a real workspace's
+   * files are: replacing such a file frees blocks the disk had allocated, which freshly written
+   * files (still only in the page cache) do not have yet. Every floor of the case syncs too.
+   */
+  onDisk?: boolean;
 }
 
 const CASES: Case[] = [
@@ -36,6 +42,7 @@ const CASES: Case[] = [
   { count: 10, size: MB, samples: 7 },
   { count: 100, size: MB, samples: 5 },
   { count: 100, size: KB, samples: 11, fresh: true },
+  { count: 100, size: KB, samples: 11, onDisk: true },
   // 1000 × 1 MB would write 1 GB to the workspace plus 1 GB to the overlay per sample: capped at 100.
 ];
 
@@ -49,12 +56,13 @@ function label(size: number): string {
 /** 100 files per folder, like a real tree, so directory fsyncs and lookups are not all in one place. */
 const fileName = (i: number) => `pkg${Math.floor(i / 100)}/file${i}.txt`;
 
-async function writeTree(root: string, count: number, size: number): Promise<void> {
+async function writeTree(root: string, count: number, size: number, onDisk = false): Promise<void> {
   for (let i = 0; i < count; i++) {
     const file = path.join(root, fileName(i));
     await mkdir(path.dirname(file), { recursive: true });
     await writeFile(file, randomBytes(size));
   }
+  if (onDisk) execFileSync('sync');
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -64,11 +72,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * Like a real workspace, the files were last changed a while before the speculation writes them
  * (unless `fresh`): a file changed just now is one whose next change may keep its times.
  */
-async function prepareAccept({ count, size, fresh }: { count: number; size: number; fresh?: boolean }, scratch: string, name = 'ws') {
+async function prepareAccept({ count, size, fresh, onDisk }: { count: number; size: number; fresh?: boolean; onDisk?: boolean }, scratch: string, name = 'ws') {
   const ws = path.join(scratch, name);
   const tmpRoot = path.join(scratch, `${name}-tmp`);
   await mkdir(tmpRoot, { recursive: true });
-  await writeTree(ws, count, size);
+  await writeTree(ws, count, size, onDisk);
   if (!fresh) await sleep(RACY_WINDOW_MS + 200);
   const redoDir = path.join(scratch, `${name}-state`);
   await mkdir(redoDir, { recursive: true });
@@ -151,9 +159,9 @@ async function writeSynced(file: string, data: Uint8Array, flags: 'w' | 'wx'): P
  * The durable floor: the same bytes written into the same tree of existing files, then each file
  * fsync'd — what any accept that survives a power cut must at least do. No check, no atomic replace.
  */
-async function floorSample({ count, size }: Case, scratch: string): Promise<number> {
+async function floorSample({ count, size, onDisk }: Case, scratch: string): Promise<number> {
   const ws = path.join(scratch, 'floor');
-  await writeTree(ws, count, size);
+  await writeTree(ws, count, size, onDisk);
   const contents = Array.from({ length: count }, () => randomBytes(size));
   try {
     const started = process.hrtime.bigint();
@@ -170,9 +178,9 @@ async function floorSample({ count, size }: Case, scratch: string): Promise<numb
  * half-written and survives a power cut must at least do. A new inode per file costs the file
  * system more than rewriting one in place, so this floor sits above the durable one.
  */
-async function atomicFloorSample({ count, size }: Case, scratch: string): Promise<number> {
+async function atomicFloorSample({ count, size, onDisk }: Case, scratch: string): Promise<number> {
   const ws = path.join(scratch, 'atomic-floor');
-  await writeTree(ws, count, size);
+  await writeTree(ws, count, size, onDisk);
   const contents = Array.from({ length: count }, () => randomBytes(size));
   try {
     const started = process.hrtime.bigint();
@@ -203,10 +211,10 @@ async function atomicFloorSample({ count, size }: Case, scratch: string): Promis
  * without an fsync (the flush comes after, off the wait). What an accept with one commit fsync costs
  * at least; the flush is not in it (it is not on the path the user waits on).
  */
-async function redoFloorSample({ count, size }: Case, scratch: string): Promise<number> {
+async function redoFloorSample({ count, size, onDisk }: Case, scratch: string): Promise<number> {
   const ws = path.join(scratch, 'redo-floor');
   const state = path.join(scratch, 'redo-floor-state');
-  await writeTree(ws, count, size);
+  await writeTree(ws, count, size, onDisk);
   await mkdir(state, { recursive: true });
   const contents = Array.from({ length: count }, () => randomBytes(size));
   try {
@@ -307,7 +315,7 @@ export default async function engineAccept(): Promise<Figure[]> {
         atomicFloors.push(atomicFloor);
         atomicRatios.push(accept / atomicFloor);
       }
-      const name = `${benchCase.count} × ${label(benchCase.size)}${benchCase.fresh ? ' (files changed just before)' : ''}`;
+      const name = `${benchCase.count} × ${label(benchCase.size)}${benchCase.fresh ? ' (files changed just before)' : ''}${benchCase.onDisk ? ' (workspace on disk)' : ''}`;
       const capped = benchCase.count === 100 && benchCase.size === MB ? '; 1000 × 1 MB is not run (1 GB per sample), 100 × 1 MB is the cap' : '';
       const large = benchCase.count >= 100;
       figures.push({
@@ -316,7 +324,7 @@ export default async function engineAccept(): Promise<Figure[]> {
         samples: accepts,
         target: benchCase.fresh ? undefined : benchCase.count === 100 && benchCase.size === KB ? '≤ 20 ms median' : benchCase.count <= 10 && benchCase.size === KB ? '≤ 100 ms median (Tab feels instant)' : undefined,
         note: `applyToReal wall time: conflict check of each real file, one redo log written into a slot made ahead + its fdatasync (the commit point; files over REDO_LOG_MAX_FILE_BYTES get their own temp fsync'd before it), each temp a hard link to the overlay's copy, renamed over its file; ${benchCase.samples} samples in ${os.tmpdir()}${capped}; ${
-          benchCase.fresh ? 'the speculation wrote right after the files were made, so the check reads and hashes each one again' : `the files were last changed ${RACY_WINDOW_MS / 1000 + 0.2} s before the speculation wrote them`
+          benchCase.fresh ? 'the speculation wrote right after the files were made, so the check reads and hashes each one again' : `the files were last changed ${RACY_WINDOW_MS / 1000 + 0.2} s before the speculation wrote them${benchCase.onDisk ? ', and written out to the disk (sync) before, as a real workspace is: each replaced file has blocks to free' : ''}`
         }`,
       });
       figures.push({

@@ -3,7 +3,7 @@
 import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
 import { mkdir, readdir, rmdir, unlink, utimes } from 'node:fs/promises';
 import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
-import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine } from '../fs/inlineIo';
+import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine, linkInLine } from '../fs/inlineIo';
 import { linkNew } from '../fs/storedCopies';
 import { readFileQuickly } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
@@ -90,6 +90,9 @@ export const nodeCheckpointFs: CheckpointFs = {
     await fsyncPath(absolute);
   },
   overwriteInPlace: overwriteInPlaceNow,
+  async link(existing, newName) {
+    linkInLine(existing, newName);
+  },
   async rename(from, to) {
     // In line, as the accept's (see nodeApplyFs): an undo's renames are its wait too.
     renameInLine(from, to);

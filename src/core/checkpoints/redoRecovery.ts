@@ -9,6 +9,7 @@ import { recoverRestoreLog, type JournalRecovery } from './restore';
 import type { StoreFiles } from './storeFiles';
 import { slotOwner } from '../fs/redoSlots';
 import { removeDeadRestoreLocks } from './restoreLock';
+import { removeLeftAsides } from '../fs/setAside';
 import type { RedoPlan } from '../fs/redoLog';
 
 /** A log with no whole header younger than this may still be being written by a process starting up. */
@@ -66,6 +67,7 @@ export async function recoverRedoLogs(store: StoreFiles): Promise<{ accepts: Acc
   const failures: string[] = [];
   const names = (await store.fs.readdir(store.journalsDir)).sort();
   removeDeadRestoreLocks(store, names);
+  removeLeftAsides(store.journalsDir, (pid) => store.processAlive(pid));
   for (const name of names) {
     if (!name.endsWith(REDO_SUFFIX)) continue;
     const file = path.join(store.journalsDir, name);

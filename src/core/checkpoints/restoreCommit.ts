@@ -3,6 +3,7 @@
 // a journal a dead process left, or rolls back one that was still staging.
 import * as path from 'node:path';
 import { toAbsolute } from '../fs/paths';
+import { asideFolderFor, keepAside } from '../fs/setAside';
 import { forEachLimited } from '../fs/pool';
 import type { CheckpointStat } from './checkpointFs';
 import { sameContent, stateOf, type FileState } from './fileState';
@@ -34,6 +35,9 @@ export async function commit(store: StoreFiles, journal: RestoreJournal, evaluat
   const lateConflicts: RestoreConflict[] = [];
   const touched = new Set<string>();
   const renamed: string[] = [];
+  /** Replaced files kept by a second name until the flush (setAside.ts); redo-log commits only. */
+  const setAside: string[] = [];
+  const asides = deferred ? asideFolderFor(store.journalsDir, store.root) : undefined;
   const one = async (step: RestoreStep, index: number): Promise<void> => {
     const target = toAbsolute(store.root, step.path);
     const temp = step.temp ? toAbsolute(store.root, step.temp) : undefined;
@@ -47,8 +51,15 @@ export async function commit(store: StoreFiles, journal: RestoreJournal, evaluat
       conflict = conflictOf(step.path, problem, journal.direction);
     } else if (await unchanged(store, step.path, evaluated?.[index]?.seen, step.expect, looked)) {
       if (temp && tempThere) {
-        await store.fs.rename(temp, target);
+        const aside = step.expect.exists ? await keepAside(store.fs, asides, target, store.pid) : undefined;
+        try {
+          await store.fs.rename(temp, target);
+        } catch (error) {
+          if (aside) await store.fs.unlink(aside).catch(() => undefined);
+          throw error;
+        }
         renamed.push(target);
+        if (aside) setAside.push(aside);
         moved = true;
       } else if (temp) conflict = conflictOf(step.path, 'unavailable', journal.direction);
       else await store.fs.unlink(target);
@@ -76,7 +87,7 @@ export async function commit(store: StoreFiles, journal: RestoreJournal, evaluat
   await writeOutcome(store, journal, late, dirs, { sync: !deferred, record: options.record });
   if (!deferred) await removeJournal(store.fs, store.journalsDir, journal.checkpointId);
   for (const dir of [...dirs.created, ...dirs.removed]) touched.add(path.dirname(toAbsolute(store.root, dir)));
-  return { restored: [...restored].sort(), lateConflicts, renamed, touched };
+  return { restored: [...restored].sort(), lateConflicts, renamed, touched, setAside };
 }
 
 /** After the files: folders the change created go (once empty), folders it removed come back. */

@@ -113,3 +113,8 @@ export async function overwriteInPlaceNow(absolute: string, data: Uint8Array): P
 export function renameInLine(from: string, to: string): void {
   fs.renameSync(from, to);
 }
+
+/** link(2) in line, for the same reason as renameInLine. */
+export function linkInLine(existing: string, newName: string): void {
+  fs.linkSync(existing, newName);
+}

@@ -26,6 +26,11 @@ export interface RedoFs {
    * log into a slot made ahead (redoSlots.ts), whose name and blocks are already on disk.
    */
   overwriteInPlace(absolute: string, data: Uint8Array): Promise<void>;
+  /**
+   * A second name for an existing file, the file itself unchanged (link(2), in line: a metadata
+   * call). Throws where it cannot be (no hard links there, EEXIST): the caller goes without.
+   */
+  link(existing: string, newName: string): Promise<void>;
   rename(from: string, to: string): Promise<void>;
   /** Quiet when already gone. */
   unlink(absolute: string): Promise<void>;
@@ -101,6 +106,7 @@ export type StepOutcome = 'applied' | 'kept' | 'unavailable';
  */
 export async function rollForwardStep(fs: RedoFs, plan: RedoPlan, step: RedoStep, body: Buffer, touched: Set<string>): Promise<StepOutcome> {
   const root = plan.workspaceRoot;
+  // Whatever happened to the step, the old file set aside for the flush is not needed any more.
   if (!(await placeable(root, step.path))) {
     await removeOwnTemp(fs, plan, step);
     return 'kept';

@@ -13,6 +13,8 @@ type Op =
   /** Bytes written over the start of an existing file (a redo log into its slot): not durable until its fsync. */
   | { op: 'overwrite'; path: string; data: Buffer }
   | { op: 'rename'; from: string; to: string }
+  /** A second name of an existing file (a replaced file set aside). */
+  | { op: 'link'; from: string; to: string }
   | { op: 'unlink'; path: string }
   | { op: 'mkdir'; path: string }
   | { op: 'rmdir'; path: string }
@@ -79,6 +81,11 @@ class Model {
         inode.torn = Buffer.concat([op.data.subarray(0, SECTOR), inode.durable.subarray(Math.min(SECTOR, op.data.length))]);
         return;
       }
+      case 'link': {
+        const node = this.live.get(op.from);
+        if (node) this.live.set(op.to, node);
+        return;
+      }
       case 'rename': {
         const node = this.live.get(op.from);
         if (!node) return;
@@ -142,7 +149,7 @@ export class PowerCutFs {
   }
 
   private record(op: Op): void {
-    const paths = op.op === 'rename' ? [op.from, op.to] : [op.path];
+    const paths = op.op === 'rename' || op.op === 'link' ? [op.from, op.to] : [op.path];
     if (paths.some((p) => this.watched(p))) this.ops.push(op);
   }
 
@@ -230,6 +237,10 @@ export class PowerCutFs {
       this.record({ op: 'overwrite', path: absolute, data: Buffer.from(data) });
       this.record({ op: 'fsync', path: absolute });
     },
+    link: async (from, to) => {
+      await nodeApplyFs.link(from, to);
+      this.record({ op: 'link', from, to });
+    },
     rename: async (from, to) => {
       await nodeApplyFs.rename(from, to);
       this.record({ op: 'rename', from, to });
@@ -279,6 +290,10 @@ export class PowerCutFs {
       // Two steps in the record: a cut between them finds the bytes written but not flushed.
       this.record({ op: 'overwrite', path: absolute, data: Buffer.from(data) });
       this.record({ op: 'fsync', path: absolute });
+    },
+    link: async (from, to) => {
+      await nodeCheckpointFs.link(from, to);
+      this.record({ op: 'link', from, to });
     },
     rename: async (from, to) => {
       await nodeCheckpointFs.rename(from, to);

@@ -82,7 +82,8 @@ describe('redo-log slots made ahead', () => {
     assert.ok(undone.ok && undone.conflicts.length === 0);
     assert.deepEqual(await snapshot(box.ws), before);
     await flushed(store.root);
-    assert.deepEqual((await readdir(store.journalsDir)).sort(), slots, 'no log and no lock left');
+    assert.deepEqual((await readdir(store.journalsDir)).filter((name) => name !== 'set-aside').sort(), slots, 'no log and no lock left');
+    assert.deepEqual(await readdir(path.join(store.journalsDir, 'set-aside')), [], 'the replaced files set aside are gone after the flush');
     assert.equal(store.slots.readyCount, SPARE_SLOTS);
   });
 
@@ -165,5 +166,32 @@ describe('redo-log slots made ahead', () => {
     await recovery.recover();
     assert.equal(await exists(path.join(store.journalsDir, 'cp-left-behind.lock')), false);
     assert.equal(await exists(path.join(store.journalsDir, 'cp-in-use.lock')), true);
+  });
+
+  it('the files an accept replaces are set aside in the state folder until its flush, never in the workspace, and a dead process’s are removed at the next start', async () => {
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
+    const overlay = await box.open({ pid: DEAD_PID });
+    await speculate(overlay);
+    const aside = path.join(store.journalsDir, 'set-aside');
+    let during: string[] = [];
+    const watching: ApplyFs = { ...nodeApplyFs, fsyncFile: async (file) => { during = await readdir(aside); await nodeApplyFs.fsyncFile(file); } };
+    await box.write('keep-me.txt', 'old\n');
+    const second = await box.open({ pid: DEAD_PID, applyFs: watching });
+    await second.writeFile('keep-me.txt', 'new\n');
+    await accept(store, overlay);
+    assert.deepEqual(Object.keys(await snapshot(box.ws)).filter((name) => name.includes('speculate')), [], 'nothing of it in the workspace');
+    await overlay.flushed();
+    assert.deepEqual(await readdir(aside), [], 'removed by the flush');
+    const { result } = await accept(store, second);
+    assert.deepEqual(result.applied, ['keep-me.txt']);
+    assert.equal(during.length, 1, 'the replaced keep-me.txt waited there during the flush');
+    await second.flushed();
+    assert.deepEqual(await readdir(aside), []);
+
+    // A process that died before its flush: its names are removed at the next start, a live one's stay.
+    await writeFile(path.join(aside, `${DEAD_PID + 5}-abc1`), 'left by a crash');
+    await writeFile(path.join(aside, `${process.pid}-abc2`), 'in flight');
+    await (await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws })).recover();
+    assert.deepEqual(await readdir(aside), [`${process.pid}-abc2`]);
   });
 });

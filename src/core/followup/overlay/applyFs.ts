@@ -4,7 +4,7 @@ import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
 import { mkdir, readdir, rmdir, unlink } from 'node:fs/promises';
 import { fsyncFolder } from '../../fs/atomicWrite';
 import { fchmodFd, fchownFd, fsyncFd, openFd, writeAllFd } from '../../fs/descriptors';
-import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine } from '../../fs/inlineIo';
+import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine, linkInLine } from '../../fs/inlineIo';
 import { copyNew, linkNew } from '../../fs/storedCopies';
 import { readFileQuickly } from '../../fs/regularFile';
 import type { RedoFs } from '../../fs/redoRecovery';
@@ -129,6 +129,9 @@ export const nodeApplyFs: ApplyFs = {
     await fsyncPath(absolute);
   },
   overwriteInPlace: overwriteInPlaceNow,
+  async link(existing, newName) {
+    linkInLine(existing, newName);
+  },
   async rename(from, to) {
     renameInLine(from, to);
   },

@@ -2,6 +2,7 @@
 // blobs where the disk allows), the renames past the commit point, roll-back, and disk errors in words.
 import * as path from 'node:path';
 import { toAbsolute } from '../../fs/paths';
+import { asideFolderFor, keepAside } from '../../fs/setAside';
 import { describeNoSpace, isNoSpace } from '../../fs/diskSpace';
 import { errorCode, processIds, type ApplyFsStat } from './applyFs';
 import { removeJournal, type ApplyJournal, type JournalStep } from './applyJournal';
@@ -106,6 +107,9 @@ export async function commitSteps(input: ApplyInput, commit: PlannedStep[], comm
   const failed: { path: string; code: string }[] = [];
   const touchedDirs = new Set<string>();
   const renamed: string[] = [];
+  /** Replaced files kept by a second name until the flush (setAside.ts); redo-log commits only. */
+  const setAside: string[] = [];
+  const asides = parallel && input.redoDir ? asideFolderFor(input.redoDir, input.root) : undefined;
   // The last-moment look at the next file is already under way while the current one is renamed.
   const lookAt = (step: PlannedStep) => {
     const look = (async () => (await leadsElsewhere(input, committingFolders, step.path)) ?? ((await unchangedSinceCheck(input, step.path, step.seen, step.expect)) ? 'unchanged' : 'changed'))();
@@ -123,8 +127,15 @@ export async function commitSteps(input: ApplyInput, commit: PlannedStep[], comm
         conflicts.push(conflict(step.path, state ?? 'path-changed', step.action === 'delete'));
       } else {
         if (step.temp) {
-          await input.fs.rename(toAbsolute(input.root, step.temp), target);
+          const aside = step.expect.exists ? await keepAside(input.fs, asides, target, input.pid ?? process.pid) : undefined;
+          try {
+            await input.fs.rename(toAbsolute(input.root, step.temp), target);
+          } catch (error) {
+            if (aside) await input.fs.unlink(aside).catch(() => undefined);
+            throw error;
+          }
           renamed.push(target);
+          if (aside) setAside.push(aside);
         } else await input.fs.unlink(target);
         committed = true;
         applied.push(step.path);
@@ -140,7 +151,7 @@ export async function commitSteps(input: ApplyInput, commit: PlannedStep[], comm
     // Past a redo log's commit any subset of renames is recoverable: a few at once.
     await forEachLimited(commit, CONCURRENCY, (step, index) => one(step, index, lookAt(step)));
     applied.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    return { failed, touchedDirs, renamed };
+    return { failed, touchedDirs, renamed, setAside };
   }
   let next = commit.length > 0 ? lookAt(commit[0]) : undefined;
   for (const [index, step] of commit.entries()) {
@@ -148,8 +159,9 @@ export async function commitSteps(input: ApplyInput, commit: PlannedStep[], comm
     next = index + 1 < commit.length ? lookAt(commit[index + 1]) : undefined;
     await one(step, index, look);
   }
-  return { failed, touchedDirs, renamed };
+  return { failed, touchedDirs, renamed, setAside };
 }
+
 
 export async function finishApply(input: ApplyInput, applied: string[], conflicts: Conflict[], failed: { path: string; code: string }[]): Promise<OverlayApplyResult> {
   await removeEmptiedDirs(input, [...conflicts.map((c) => c.path), ...failed.map((f) => f.path)]);
