@@ -167,8 +167,8 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
   for (const dir of journal.createdDirs) committed.touched.add(path.dirname(toAbsolute(store.root, dir)));
   const flush = (async () => {
     await forEachLimited(committed.renamed, FLUSH_CONCURRENCY, (file) => store.fs.fsyncFile(file));
-    // The replaced files' blocks are freed here, off the wait; their folders' fsync below makes it durable.
-    await forEachLimited(committed.setAside, FLUSH_CONCURRENCY, (file) => store.fs.unlink(file));
+    // The replaced files' blocks are freed here, off the wait (a name left over is removed at the next start).
+    await forEachLimited(committed.setAside, FLUSH_CONCURRENCY, (file) => store.fs.unlink(file).catch(() => undefined));
     await Promise.all([...committed.touched].map((dir) => fsyncFolderIfThere(store.fs, dir)));
     const written: string[] = [];
     await forEachLimited(saving, FLUSH_CONCURRENCY, async (blob) => {

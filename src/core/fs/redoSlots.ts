@@ -156,7 +156,7 @@ export class RedoLogCommit {
   ) {}
 
   /**
-   * Starts the commit of `log`: resolves once the log is written (a failure here means nothing
+   * Starts the commit of `log`: resolves once the log is on its way (a failure here means nothing
    * is committed), with `durable` still under way so the caller can stage its temps meanwhile.
    */
   static async start(fs: SlotFs, slots: RedoSlots | undefined, newFile: string, log: Uint8Array): Promise<RedoLogCommit> {
@@ -166,7 +166,7 @@ export class RedoLogCommit {
       commit.durable = fs.overwriteInPlace(slot, log).catch(async () => {
         // The slot failed (its file gone, say): the log goes to a new file after all.
         slots.forget(slot);
-                commit.slot = undefined;
+        commit.slot = undefined;
         commit.file = newFile;
         await fs.createFile(newFile, log, { mode: 0o600, sync: true });
         await fs.fsyncDirectory(path.dirname(newFile));
@@ -183,11 +183,6 @@ export class RedoLogCommit {
     })();
     commit.durable.catch(() => undefined);
     return commit;
-  }
-
-  /** Whether the log is in a slot made ahead. */
-  get inSlot(): boolean {
-    return this.slot !== undefined;
   }
 
   /** The log is no longer needed: a slot is cleared (durably) and ready again, a file removed (durably). */

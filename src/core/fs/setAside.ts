@@ -22,11 +22,7 @@ export function asideFolderFor(stateDir: string, root: string): string | undefin
   const key = `${stateDir}\0${root}`;
   if (folders.has(key)) return folders.get(key);
   let folder: string | undefined = path.join(stateDir, SET_ASIDE_FOLDER);
-  try {
-    fs.mkdirSync(folder, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') folder = undefined;
-  }
+  if (!makeFolder(folder)) folder = undefined;
   try {
     if (folder && fs.lstatSync(folder).dev !== fs.statSync(root).dev) folder = undefined;
   } catch {
@@ -46,11 +42,24 @@ let counter = 0;
 export async function keepAside(io: Pick<RedoFs, 'link'>, folder: string | undefined, file: string, pid: number): Promise<string | undefined> {
   if (!folder) return undefined;
   const name = path.join(folder, `${pid}-${prefix}${(counter++).toString(16)}`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await io.link(file, name);
+      return name;
+    } catch (error) {
+      // The state folder was emptied since the folder was made (a cleaned storage): made again, once.
+      if (attempt > 0 || (error as NodeJS.ErrnoException).code !== 'ENOENT' || !makeFolder(folder)) return undefined;
+    }
+  }
+  return undefined;
+}
+
+function makeFolder(folder: string): boolean {
   try {
-    await io.link(file, name);
-    return name;
-  } catch {
-    return undefined;
+    fs.mkdirSync(folder, { mode: 0o700 });
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EEXIST';
   }
 }
 

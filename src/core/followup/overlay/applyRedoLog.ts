@@ -146,13 +146,13 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
   }
   input.onStep?.({ phase: 'logged', path: plan[0].path, index: -1 });
   const { failed, touchedDirs, renamed, setAside } = await commitSteps(input, commit, staging.nextPhase(), applied, conflicts, true);
-  // Off the wait: every renamed file, the replaced files set aside, then each folder whose entries changed, then the checkpoint's
-  // own files; only then may the log go. A failure leaves the log for the next start to roll forward.
+  // Off the wait: every renamed file, the replaced files set aside, then each folder whose entries
+  // changed, then the checkpoint's own files; only then may the log go. A failure leaves the log for the next start to roll forward.
   for (const dir of dirs) touchedDirs.add(path.dirname(toAbsolute(input.root, dir)));
   const flush = (async () => {
     await forEachLimited(renamed, FLUSH_CONCURRENCY, (file) => input.fs.fsyncFile(file));
-    // The replaced files' blocks are freed here, off the wait; their folders' fsync below makes it durable.
-    await forEachLimited(setAside, FLUSH_CONCURRENCY, (file) => input.fs.unlink(file));
+    // The replaced files' blocks are freed here, off the wait (a name left over is removed at the next start).
+    await forEachLimited(setAside, FLUSH_CONCURRENCY, (file) => input.fs.unlink(file).catch(() => undefined));
     await Promise.all([...touchedDirs].map((dir) => fsyncFolderIfThere(input.fs, dir)));
     await deferred?.sync();
     await log.drop();
