@@ -11,6 +11,13 @@ import { isSha256, sha256 } from './fileState';
  */
 const deferred = new Map<string, Uint8Array>();
 
+/**
+ * A stored copy's mode: the one most workspace files have, so an undo's temp made as a hard link
+ * to it (which shares its mode) needs no chmod — a 100-file undo staged in 4.8 ms instead of 7 ms
+ * (median of 15, issue 28). Nobody else reads it: the store's folders are private (0700).
+ */
+const BLOB_MODE = 0o644;
+
 export class BlobStore {
   constructor(
     readonly dir: string,
@@ -66,8 +73,8 @@ export class BlobStore {
       return { hash, written: false };
     }
     const temp = path.join(this.dir, `.${hash}.${randomBytes(6).toString('hex')}.tmp`);
-    if (sync) await this.fs.writeDurable(temp, data, 0o600);
-    else await this.fs.createFile(temp, data, { mode: 0o600, sync: false });
+    if (sync) await this.fs.writeDurable(temp, data, BLOB_MODE);
+    else await this.fs.createFile(temp, data, { mode: BLOB_MODE, sync: false });
     try {
       // Two writers of the same content both end with the same bytes under the same name.
       await this.fs.rename(temp, target);
