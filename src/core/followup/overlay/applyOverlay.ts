@@ -6,8 +6,8 @@ import { removeJournal, tempPathFor, writeJournal, type ApplyJournal } from './a
 import { FolderChecks } from './applyFolders';
 import { forEachLimited } from './pool';
 import { OverlayApplyError, CONCURRENCY, StepFailure, type Conflict, type OverlayApplyResult, type ApplyInput } from './applyTypes';
-import { conflict, checkAll, leadsElsewhere, sortConflicts, type Check } from './applyChecks';
-import { describeCode, rollBackStaging, removeEmptiedDirs, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, type PlannedStep, type Saved, type StagingContext } from './applySteps';
+import { checkAll, sortConflicts, type Check } from './applyChecks';
+import { describeCode, refuseIfLeadsElsewhere, rollBackStaging, removeEmptiedDirs, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, type PlannedStep, type Saved, type StagingContext } from './applySteps';
 import { applyWithRedoLog } from './applyRedoLog';
 
 export { OverlayApplyError, type ApplyInput, type OverlayApplyResult, type ApplyStepHook, type BeforeReplaceHook, type Conflict, type ConflictReason, type DeferredSave, type ReplaceStep } from './applyTypes';
@@ -122,12 +122,7 @@ async function applyWithJournal(input: ApplyInput, context: StagingContext): Pro
   const staging = folders.nextPhase();
   try {
     await forEachLimited(plan, CONCURRENCY, async (step, index) => {
-      const unsafe = await leadsElsewhere(input, staging, step.path);
-      if (unsafe) {
-        refused.add(step);
-        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
-        return;
-      }
+      if (await refuseIfLeadsElsewhere(input, staging, step, refused, conflicts)) return;
       if (step.entry.kind !== 'written' || !step.temp) return;
       const data = await overlayBytes(input, step);
       try {

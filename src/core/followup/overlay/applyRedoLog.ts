@@ -9,8 +9,7 @@ import { trackFlush } from '../../fs/pendingFlush';
 import { fsyncFolderIfThere } from '../../fs/redoRecovery';
 import { forEachLimited } from './pool';
 import { CONCURRENCY, StepFailure, type OverlayApplyResult, type ApplyInput } from './applyTypes';
-import { conflict, leadsElsewhere } from './applyChecks';
-import { rollBackStaging, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, stageFromBlob, type PlannedStep, type StagingContext } from './applySteps';
+import { refuseIfLeadsElsewhere, rollBackStaging, savingFailed, dropRefused, createDirs, overlayBytes, commitSteps, finishApply, stagingError, stageFromBlob, type PlannedStep, type StagingContext } from './applySteps';
 
 /**
  * Issue 28: one redo log in the state folder holds the plan, the new bytes of every small file and
@@ -40,12 +39,7 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
   try {
     // Small files' bytes are read for the log; a large one is staged durably now, as before.
     await forEachLimited(plan, CONCURRENCY, async (step, index) => {
-      const unsafe = await leadsElsewhere(input, staging, step.path);
-      if (unsafe) {
-        refused.add(step);
-        conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
-        return;
-      }
+      if (await refuseIfLeadsElsewhere(input, staging, step, refused, conflicts)) return;
       if (step.entry.kind !== 'written' || !step.temp) return;
       if (step.entry.size <= REDO_LOG_MAX_FILE_BYTES) {
         bytes.set(step, await overlayBytes(input, step));

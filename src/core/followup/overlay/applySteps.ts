@@ -68,6 +68,18 @@ export function savingFailed(saved: Extract<Saved, { ok: false }>, plan: Planned
   );
 }
 
+/**
+ * The staging look at one step's folder (looked at again right before its temp goes in): a step
+ * whose path now leads out of the workspace is refused and becomes a conflict; true when it did.
+ */
+export async function refuseIfLeadsElsewhere(input: ApplyInput, staging: FolderChecks, step: PlannedStep, refused: Set<PlannedStep>, conflicts: Conflict[]): Promise<boolean> {
+  const unsafe = await leadsElsewhere(input, staging, step.path);
+  if (!unsafe) return false;
+  refused.add(step);
+  conflicts.push(conflict(step.path, unsafe, step.action === 'delete'));
+  return true;
+}
+
 /** The steps whose before-state the checkpoint could not save (it changed at that moment) become conflicts. */
 export function dropRefused(plan: PlannedStep[], saved: Extract<Saved, { ok: true }>, refused: Set<PlannedStep>, conflicts: Conflict[]): PlannedStep[] {
   for (const step of plan) {
