@@ -63,8 +63,8 @@ export class BlobStore {
     return (await this.store(data, false, true)).hash;
   }
 
-  private async store(data: Uint8Array, sync: boolean, anew = false): Promise<{ hash: string; written: boolean }> {
-    const hash = sha256(data);
+  private async store(data: Uint8Array, sync: boolean, anew = false, knownHash?: string): Promise<{ hash: string; written: boolean }> {
+    const hash = knownHash ?? sha256(data);
     const target = this.pathOf(hash);
     const existing = anew ? undefined : await this.fs.lstat(target);
     if (existing?.type === 'file' && existing.size === data.length) {
@@ -89,16 +89,17 @@ export class BlobStore {
   /**
    * Keeps `data` in memory under its hash until `write` stores it (without an fsync, as
    * putUnsynced): for a change whose redo log holds the bytes durably, so storing them is part of
-   * the flush after the user has the result. has() and read() see it at once.
+   * the flush after the user has the result. has() and read() see it at once. `knownHash`: the
+   * caller's SHA-256 of exactly these bytes, so they are not hashed again.
    */
-  putDeferred(data: Uint8Array): { hash: string; write(): Promise<{ hash: string; written: boolean }> } {
-    const hash = sha256(data);
+  putDeferred(data: Uint8Array, knownHash?: string): { hash: string; write(): Promise<{ hash: string; written: boolean }> } {
+    const hash = knownHash ?? sha256(data);
     const target = this.pathOf(hash);
     deferred.set(target, data);
     return {
       hash,
       write: async () => {
-        const stored = await this.store(data, false);
+        const stored = await this.store(data, false, false, hash);
         if (deferred.get(target) === data) deferred.delete(target);
         return stored;
       },
@@ -106,11 +107,19 @@ export class BlobStore {
   }
 
   async read(hash: string): Promise<Uint8Array> {
+    return (await this.readStored(hash)).data;
+  }
+
+  /**
+   * read(), and the stored file's mode when the bytes came from it (not from memory, see
+   * putDeferred): a hard link to that file shares the mode, and its content was just checked.
+   */
+  async readStored(hash: string): Promise<{ data: Uint8Array; mode?: number }> {
     const waiting = deferred.get(this.pathOf(hash));
-    if (waiting) return waiting;
-    const data = await this.fs.readFile(this.pathOf(hash));
+    if (waiting) return { data: waiting };
+    const { data, stat } = await this.fs.readWithStat(this.pathOf(hash));
     if (sha256(data) !== hash) throw new Error(`The saved copy ${hash.slice(0, 12)}… is damaged (its content does not match its name).`);
-    return data;
+    return { data, mode: stat.mode };
   }
 
   /** Makes the names of blobs written since the last flush durable. */

@@ -1,11 +1,11 @@
 // The disk operations checkpoints perform (store, undo, recovery), behind a port so tests can inject
 // I/O faults and simulated crashes at any step. Every path is absolute; nothing here follows a final symlink.
-import { closeSync, constants as fsConstants, fstatSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, type Stats } from 'node:fs';
 import { mkdir, readdir, rmdir, unlink, utimes } from 'node:fs/promises';
 import { closeFdQuietly, fchmodFd, fsyncFd, openFd, writeAllFd } from '../fs/descriptors';
 import { createFileNow, fsyncPath, INLINE_IO_MAX_BYTES, lstatNow, overwriteInPlaceNow, renameInLine, linkInLine } from '../fs/inlineIo';
 import { linkNew } from '../fs/storedCopies';
-import { readFileQuickly } from '../fs/regularFile';
+import { readFileQuickly, readRegularFile } from '../fs/regularFile';
 import type { RedoFs } from '../fs/redoRecovery';
 
 export interface CheckpointStat {
@@ -20,6 +20,12 @@ export interface CheckpointFs extends RedoFs {
   /** Undefined when nothing is there (or a parent is not a folder). */
   lstat(absolute: string): Promise<CheckpointStat | undefined>;
   readFile(absolute: string): Promise<Uint8Array>;
+  /**
+   * A regular file's bytes and the stat of exactly what was read, from one open (never through a
+   * final symlink; a FIFO or device is refused): for the store's own copies, whose mode a hard link
+   * to them shares.
+   */
+  readWithStat(absolute: string): Promise<{ data: Uint8Array; stat: CheckpointStat }>;
   /** Creates `absolute` (which must not exist) with `data`, sets `mode` when given, flushes it to disk. */
   writeDurable(absolute: string, data: Uint8Array | string, mode?: number): Promise<void>;
   rename(from: string, to: string): Promise<void>;
@@ -43,6 +49,10 @@ export function errorCode(error: unknown): string | undefined {
 
 function typeOf(info: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): CheckpointStat['type'] {
   return info.isFile() ? 'file' : info.isDirectory() ? 'directory' : info.isSymbolicLink() ? 'symlink' : 'other';
+}
+
+function statOf(info: Stats): CheckpointStat {
+  return { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
 }
 
 const CREATE_NEW = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL;
@@ -74,10 +84,14 @@ async function createNew(absolute: string, data: Uint8Array | string, mode: numb
 export const nodeCheckpointFs: CheckpointFs = {
   async lstat(absolute) {
     const info = lstatNow(absolute);
-    return info && { type: typeOf(info), size: info.size, mtimeMs: info.mtimeMs, mode: info.mode & 0o7777, uid: info.uid };
+    return info && statOf(info);
   },
   async readFile(absolute) {
     return readFileQuickly(absolute);
+  },
+  async readWithStat(absolute) {
+    const { data, info } = await readRegularFile(absolute, absolute);
+    return { data, stat: statOf(info) };
   },
   writeDurable(absolute, data, mode) {
     return createNew(absolute, data, mode, true);

@@ -10,7 +10,7 @@ import { deepestFirst } from './placement';
 import type { CheckpointRecord } from './record';
 import { parseJournal, type RestoreJournal, type RestoreStep } from './restoreJournal';
 import type { StoreFiles } from './storeFiles';
-import { trackFlush } from '../fs/pendingFlush';
+import { offTheWait, trackFlush } from '../fs/pendingFlush';
 import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, type RedoPlan, type RedoStep } from '../fs/redoLog';
 import { fsyncFolderIfThere, recoverRedoLog } from '../fs/redoRecovery';
 import { RedoLogCommit } from '../fs/redoSlots';
@@ -92,7 +92,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     offset += bytes.byteLength;
     return { ...withTemp, data: { offset: offset - bytes.byteLength, length: bytes.byteLength } };
   });
-  const relinked = await relinkable(store, committing.steps, redoSteps);
+  const relinked = relinkable(committing.steps, redoSteps, steps);
   const plan: RedoPlan = {
     version: 1,
     kind: journal.direction,
@@ -140,7 +140,7 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
         const hash = relinked.get(index);
         if (hash && step.result.exists) {
           try {
-            await store.fs.linkNew(store.blobs.pathOf(hash), tempOf(index), { mode: step.result.mode, sync: false });
+            await store.fs.linkNew(store.blobs.pathOf(hash), tempOf(index), { mode: step.result.mode, sync: false, sourceMode: steps[index].targetStoredMode });
             return;
           } catch {
             // Another disk, or no hard links there: the bytes are written instead.
@@ -162,10 +162,10 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
   }
   // Past the commit point the replaced bytes are in the log: they are stored under their names in the
   // flush, and read from memory until then.
-  const saving = logged.map((blob) => store.blobs.putDeferred(blob.data));
+  const saving = logged.map((blob) => store.blobs.putDeferred(blob.data, blob.hash));
   const committed = await commit(store, committing, steps, { deferred: true, record });
   for (const dir of journal.createdDirs) committed.touched.add(path.dirname(toAbsolute(store.root, dir)));
-  const flush = (async () => {
+  const flush = offTheWait(async () => {
     await forEachLimited(committed.renamed, FLUSH_CONCURRENCY, (file) => store.fs.fsyncFile(file));
     // The replaced files' blocks are freed here, off the wait (a name left over is removed at the next start).
     await forEachLimited(committed.setAside, FLUSH_CONCURRENCY, (file) => store.fs.unlink(file).catch(() => undefined));
@@ -183,26 +183,27 @@ async function commitWithRedoLog(store: StoreFiles, record: CheckpointRecord, jo
     if (written.length > 0) await store.blobs.flush();
     if (await store.fs.lstat(path.join(store.recordsDir, `${id}.json`))) await store.syncRecord(id);
     await log.drop();
-  })();
+  });
   handOver(flush);
   return { ok: true, restored: committed.restored, conflicts: [...conflicts, ...committed.lateConflicts].sort((a, b) => (a.path < b.path ? -1 : 1)) };
 }
 
 /**
  * The small steps whose temp can be a hard link to the stored copy of what they put back (by step
- * index): each copy once (a second step of the same content writes its bytes), and only a copy on
- * disk of the right size. A temp made so allocates no new file, which on ext4 costs more than the
- * rest of a small file's undo; the flush then stores the copy anew (BlobStore.refresh), so the
- * store never shares a file with the workspace once the log is gone (recovery does the same).
+ * index): each copy once (a second step of the same content writes its bytes), and only a copy the
+ * evaluation read from disk and found whole (not one still in memory). A temp made so allocates no
+ * new file, which on ext4 costs more than the rest of a small file's undo; the flush then stores
+ * the copy anew (BlobStore.refresh), so the store never shares a file with the workspace once the
+ * log is gone (recovery does the same). A copy gone since the evaluation fails the link, and the
+ * bytes are written instead.
  */
-async function relinkable(store: StoreFiles, steps: readonly RestoreStep[], redoSteps: readonly RedoStep[]): Promise<Map<number, string>> {
+function relinkable(steps: readonly RestoreStep[], redoSteps: readonly RedoStep[], evaluated: readonly Evaluated[]): Map<number, string> {
   const relinked = new Map<number, string>();
   const taken = new Set<string>();
   for (const [index, step] of steps.entries()) {
     const result = step.result;
     if (!result.exists || !redoSteps[index].data || taken.has(result.sha256)) continue;
-    const stored = await store.fs.lstat(store.blobs.pathOf(result.sha256));
-    if (stored?.type !== 'file' || stored.size !== result.size) continue;
+    if (evaluated[index].targetStoredMode === undefined) continue;
     taken.add(result.sha256);
     relinked.set(index, result.sha256);
   }

@@ -66,6 +66,8 @@ export interface Evaluated {
   missing: string[];
   /** The bytes to put back, when the evaluation read them (the redo-log commit). */
   targetData?: Uint8Array;
+  /** The mode of the stored copy `targetData` was read from; none when it came from memory. */
+  targetStoredMode?: number;
 }
 
 export function sinceWords(direction: Direction): string {

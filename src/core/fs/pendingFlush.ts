@@ -13,6 +13,16 @@ export function trackFlush(root: string, flush: Promise<void>): void {
   });
 }
 
+/**
+ * Runs a change's flush from the next turn of the event loop, after the change has returned to
+ * its caller: even the flush's first calls (opening the files to fsync, handing the fsyncs to the
+ * thread pool, which then take the 2 cores' time) stay off the wait. Register it with trackFlush
+ * at once all the same, so a later change waits for it.
+ */
+export function offTheWait(flush: () => Promise<void>): Promise<void> {
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(flush);
+}
+
 /** Resolves once every flush of `root` started so far has finished. */
 export function flushed(root: string): Promise<void> {
   return pending.get(root) ?? Promise.resolve();

@@ -19,7 +19,7 @@ export interface RedoFs {
    * it: a second name of `source`'s file, with exactly `mode` and the current time. Throws where
    * that cannot be (another disk): the caller writes the bytes. See storedCopies.ts.
    */
-  linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void>;
+  linkNew(source: string, destination: string, options: { mode: number; sync: boolean; sourceMode?: number }): Promise<void>;
   /**
    * Writes `data` over the start of an existing file (never creating one, never following a final
    * symlink; what lies past it stays) and flushes its data before resolving: the commit of a redo

@@ -17,9 +17,10 @@ function errorCode(error: unknown): string | undefined {
  * hard links cannot be made (another disk: EXDEV); nothing is left on failure. Unflushed, the link,
  * its time and its mode are made in line (metadata calls, each less than its hand-off: an undo of
  * 100 × 1 KB staged in 19 ms with the mode's hand-off, see nodeApplyFs); a flushed one's calls run
- * on the thread pool, where its fsync overlaps others.
+ * on the thread pool, where its fsync overlaps others. `sourceMode` is the source's mode as the
+ * caller just saw it: a second name shares it, so when it is `mode` the link needs no look.
  */
-export async function linkNew(source: string, destination: string, options: { mode: number; sync: boolean }): Promise<void> {
+export async function linkNew(source: string, destination: string, options: { mode: number; sync: boolean; sourceMode?: number }): Promise<void> {
   if (options.sync) await link(source, destination);
   else linkSync(source, destination);
   try {
@@ -27,7 +28,8 @@ export async function linkNew(source: string, destination: string, options: { mo
     const now = new Date();
     if (options.sync) await lutimes(destination, now, now);
     else lutimesSync(destination, now, now);
-    if (((lstatNow(destination)?.mode ?? 0) & 0o7777) !== options.mode || options.sync) {
+    const modeKnown = options.sourceMode !== undefined && (options.sourceMode & 0o7777) === options.mode;
+    if ((!modeKnown && ((lstatNow(destination)?.mode ?? 0) & 0o7777) !== options.mode) || options.sync) {
       const fd = openSync(destination, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW);
       try {
         if ((fstatSync(fd).mode & 0o7777) !== options.mode) {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { toAbsolute } from '../../fs/paths';
 import { encodeRedoLog, REDO_LOG_MAX_FILE_BYTES, redoLogName, type RedoPlan, type RedoStep } from '../../fs/redoLog';
 import { RedoLogCommit, redoSlotsFor } from '../../fs/redoSlots';
-import { trackFlush } from '../../fs/pendingFlush';
+import { offTheWait, trackFlush } from '../../fs/pendingFlush';
 import { fsyncFolderIfThere } from '../../fs/redoRecovery';
 import { forEachLimited } from './pool';
 import { CONCURRENCY, StepFailure, type OverlayApplyResult, type ApplyInput } from './applyTypes';
@@ -143,14 +143,14 @@ export async function applyWithRedoLog(input: ApplyInput, redoDir: string, conte
   // Off the wait: every renamed file, the replaced files set aside, then each folder whose entries
   // changed, then the checkpoint's own files; only then may the log go. A failure leaves the log for the next start to roll forward.
   for (const dir of dirs) touchedDirs.add(path.dirname(toAbsolute(input.root, dir)));
-  const flush = (async () => {
+  const flush = offTheWait(async () => {
     await forEachLimited(renamed, FLUSH_CONCURRENCY, (file) => input.fs.fsyncFile(file));
     // The replaced files' blocks are freed here, off the wait (a name left over is removed at the next start).
     await forEachLimited(setAside, FLUSH_CONCURRENCY, (file) => input.fs.unlink(file).catch(() => undefined));
     await Promise.all([...touchedDirs].map((dir) => fsyncFolderIfThere(input.fs, dir)));
     await deferred?.sync();
     await log.drop();
-  })();
+  });
   trackFlush(input.root, flush);
   return finishApply(input, applied, conflicts, failed);
 }

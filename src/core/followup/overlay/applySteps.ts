@@ -240,8 +240,9 @@ export async function stageFromBlob(input: ApplyInput, step: PlannedStep, sync: 
   const temp = toAbsolute(input.root, step.temp);
   try {
     // A stored copy of another size is damaged: the caller's read reports it (readBlob's EIO).
-    if ((await input.fs.lstat(blob))?.size !== entry.size) return false;
-    await input.fs.linkNew(blob, temp, { mode: entry.mode, sync });
+    const stored = await input.fs.lstat(blob);
+    if (stored?.size !== entry.size) return false;
+    await input.fs.linkNew(blob, temp, { mode: entry.mode, sync, sourceMode: stored.mode });
     return true;
   } catch {
     // Another disk (EXDEV), or no hard links there: a copy, flushed by the caller's own path if need be.
