@@ -124,8 +124,9 @@ async function undoSample(count: number, scratch: string): Promise<number> {
   const stateDir = path.join(scratch, 'undo-checkpoints');
   try {
     const store = await CheckpointStore.open({ stateDir, workspaceRoot: overlay.root });
-    // As the extension does once it opened the store (and recovered): the slots accept and undo commit into.
-    await store.slots.prepare();
+    // As the extension does once it opened the store (and recovered): the slots accept and undo
+    // commit into, and the file an undo's lock is a second name of.
+    await store.prepare();
     const recording = store.begin({ kind: 'accept', suggestion: 'bench', runId: 'bench' });
     const result = await overlay.applyToReal({ beforeReplace: checkpointHook(recording, new Set()), redoDir: recording.redoDir });
     const summary = await recording.finish(result.applied);

@@ -13,6 +13,8 @@ import { CheckpointRecording } from './recording';
 import { recoverCheckpoints, type CheckpointRecoveryReport } from './recovery';
 import { restoreGit } from './gitRestore';
 import { redoSlotsFor, type RedoSlots } from '../fs/redoSlots';
+import { asideFolderFor, keepAside } from '../fs/setAside';
+import { prepareRestoreLock } from './restoreLock';
 import { planRestore, restore, type RestoreOptions, type RestoreOutcome, type RestorePlan } from './restore';
 
 export const CHECKPOINTS_FOLDER = 'checkpoints';
@@ -40,6 +42,8 @@ export class CheckpointStore implements StoreFiles {
   readonly journalsDir: string;
   readonly fs: CheckpointFs;
   readonly pid: number;
+  /** Second names of records replaced by unsynced writes, by checkpoint id, until syncRecord. */
+  private readonly recordsAside = new Map<string, string[]>();
 
   private constructor(
     /** Realpath of the workspace. */
@@ -73,6 +77,15 @@ export class CheckpointStore implements StoreFiles {
    */
   get slots(): RedoSlots {
     return redoSlotsFor(this.journalsDir, this.fs, this.pid);
+  }
+
+  /**
+   * What the next accept and undo commit with, made ahead (after recovery, which removes what dead
+   * processes left): the redo-log slots and the owner file undo locks are linked to. Never rejects.
+   */
+  async prepare(): Promise<void> {
+    prepareRestoreLock(this);
+    await this.slots.prepare();
   }
 
   now(): number {
@@ -140,6 +153,8 @@ export class CheckpointStore implements StoreFiles {
   /**
    * Replaces the record atomically (temp + fsync + rename + folder fsync). `sync: false` leaves out
    * both fsyncs, for a change whose redo log holds the record durably; its flush calls syncRecord.
+   * Such a write also sets the record it replaces aside until then (setAside.ts): that file is on
+   * the disk, and a rename freeing its blocks took 0.3–4 ms of an undo's wait here.
    */
   async write(record: CheckpointRecord, options: { sync?: boolean } = {}): Promise<void> {
     const sync = options.sync ?? true;
@@ -147,19 +162,25 @@ export class CheckpointStore implements StoreFiles {
     const temp = path.join(this.recordsDir, `.${record.id}.${randomBytes(6).toString('hex')}.tmp`);
     if (sync) await this.fs.writeDurable(temp, JSON.stringify(record), 0o600);
     else await this.fs.createFile(temp, Buffer.from(JSON.stringify(record)), { mode: 0o600, sync: false });
+    const aside = sync ? undefined : await keepAside(this.fs, asideFolderFor(this.journalsDir, this.recordsDir), target, this.pid);
     try {
       await this.fs.rename(temp, target);
     } catch (error) {
       await this.fs.unlink(temp);
+      if (aside) await this.fs.unlink(aside);
       throw error;
     }
+    if (aside) this.recordsAside.set(record.id, [...(this.recordsAside.get(record.id) ?? []), aside]);
     if (sync) await this.fs.fsyncDirectory(this.recordsDir);
   }
 
-  /** Makes a record written with `sync: false` durable. */
+  /** Makes a record written with `sync: false` durable, then frees the records it replaced. */
   async syncRecord(id: string): Promise<void> {
     await this.fs.fsyncFile(this.recordPath(id));
     await this.fs.fsyncDirectory(this.recordsDir);
+    const asides = this.recordsAside.get(id) ?? [];
+    this.recordsAside.delete(id);
+    for (const aside of asides) await this.fs.unlink(aside).catch(() => undefined);
   }
 
   async remove(id: string): Promise<void> {

@@ -63,7 +63,8 @@ export async function openCheckpointStore(
       (error: unknown) => log.warn(`pruning checkpoints failed: ${String(error)}`),
     )
     // After recovery (which removes the slots a dead window left): the redo-log slots the next
-    // accept and undo commit into, so their commit point is one write and one flush.
-    .then(() => store.slots.prepare());
+    // accept and undo commit into, so their commit point is one write and one flush, and the file
+    // an undo's lock is a second name of.
+    .then(() => store.prepare());
   return { store };
 }

@@ -5,9 +5,11 @@
 // process's, reused); the undo lock stops a second
 // window's undo of the same checkpoint.
 import * as assert from 'node:assert/strict';
+import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { CheckpointStore } from '../../../src/core/checkpoints';
+import { nodeCheckpointFs, type CheckpointFs } from '../../../src/core/checkpoints/checkpointFs';
 import { restoreLockPath } from '../../../src/core/checkpoints/restoreLock';
 import { checkpointHook } from '../../../src/core/followup/acceptCheckpoint';
 import { nodeApplyFs, type ApplyFs } from '../../../src/core/followup/overlay/applyFs';
@@ -166,6 +168,71 @@ describe('redo-log slots made ahead', () => {
     await recovery.recover();
     assert.equal(await exists(path.join(store.journalsDir, 'cp-left-behind.lock')), false);
     assert.equal(await exists(path.join(store.journalsDir, 'cp-in-use.lock')), true);
+  });
+
+  it('an undo’s lock is a second name of the owner file prepared ahead (no new file on the wait); a dead process’s owner file goes at the next start', async () => {
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
+    await store.prepare();
+    const owner = path.join(store.journalsDir, `owner-${DEAD_PID}`);
+    assert.equal(await readFile(owner, 'utf8'), String(DEAD_PID), 'made ahead, naming its process');
+    const overlay = await box.open({ pid: DEAD_PID });
+    await speculate(overlay);
+    const { summary } = await accept(store, overlay);
+    await overlay.flushed();
+    const lock = restoreLockPath(store, summary!.id);
+    let during: { sameFile: boolean; says: string } | undefined;
+    const watched = await CheckpointStore.open({
+      stateDir: stateDir(),
+      workspaceRoot: box.ws,
+      pid: DEAD_PID,
+      onRestoreStep: (event) => {
+        if (event.phase !== 'staged' || during) return;
+        const [lockInfo, ownerInfo] = [lstatSync(lock), lstatSync(owner)];
+        during = { sameFile: lockInfo.ino === ownerInfo.ino && lockInfo.nlink === 2, says: readFileSync(lock, 'utf8') };
+      },
+    });
+    assert.ok((await watched.undo(summary!.id)).ok);
+    assert.deepEqual(during, { sameFile: true, says: String(DEAD_PID) }, 'the lock is the owner file under the checkpoint’s name');
+    await flushed(watched.root);
+    assert.equal(await exists(lock), false, 'released after the flush');
+    assert.equal(await exists(owner), true, 'the owner file stays for the next undo');
+
+    const recovery = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, isProcessAlive: (pid) => pid === process.pid });
+    await recovery.prepare();
+    await recovery.recover();
+    assert.equal(await exists(owner), false, 'a dead process’s owner file is removed');
+    assert.equal(await exists(path.join(store.journalsDir, `owner-${process.pid}`)), true, 'a live one’s stays');
+  });
+
+  it('an undo’s flush starts once it has returned, and sets the record it replaces aside until the new record is durable', async () => {
+    const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
+    await store.prepare();
+    const overlay = await box.open({ pid: DEAD_PID });
+    await speculate(overlay);
+    const { summary } = await accept(store, overlay);
+    await overlay.flushed();
+    const recordFile = path.join(store.recordsDir, `${summary!.id}.json`);
+    const aside = path.join(store.journalsDir, 'set-aside');
+    const replacedRecord = lstatSync(recordFile).ino;
+    let asideWhenFlushed: number[] = [];
+    let returned = false;
+    const flushedBeforeReturn: string[] = [];
+    const watching: CheckpointFs = {
+      ...nodeCheckpointFs,
+      fsyncFile: async (file) => {
+        if (!returned) flushedBeforeReturn.push(file);
+        if (file === recordFile) asideWhenFlushed = readdirSync(aside).map((name) => lstatSync(path.join(aside, name)).ino);
+        await nodeCheckpointFs.fsyncFile(file);
+      },
+    };
+    const watched = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID, fs: watching });
+    assert.ok((await watched.undo(summary!.id)).ok);
+    returned = true;
+    assert.deepEqual(flushedBeforeReturn, [], 'the flush starts after the undo has returned to its caller');
+    await flushed(watched.root);
+    assert.ok(asideWhenFlushed.includes(replacedRecord), 'the replaced record kept a second name until the new one was flushed');
+    assert.deepEqual(await readdir(aside), [], 'and lost it after');
+    assert.equal(JSON.parse(await readFile(recordFile, 'utf8')).state, 'undone', 'the new record is in place');
   });
 
   it('the files an accept replaces are set aside in the state folder until its flush, never in the workspace, and a dead process’s are removed at the next start', async () => {
