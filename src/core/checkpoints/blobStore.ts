@@ -107,7 +107,9 @@ export class BlobStore {
   }
 
   async read(hash: string): Promise<Uint8Array> {
-    return (await this.readStored(hash)).data;
+    const waiting = deferred.get(this.pathOf(hash));
+    if (waiting) return waiting;
+    return this.verified(hash, await this.fs.readFile(this.pathOf(hash)));
   }
 
   /**
@@ -118,8 +120,12 @@ export class BlobStore {
     const waiting = deferred.get(this.pathOf(hash));
     if (waiting) return { data: waiting };
     const { data, stat } = await this.fs.readWithStat(this.pathOf(hash));
+    return { data: this.verified(hash, data), mode: stat.mode };
+  }
+
+  private verified(hash: string, data: Uint8Array): Uint8Array {
     if (sha256(data) !== hash) throw new Error(`The saved copy ${hash.slice(0, 12)}… is damaged (its content does not match its name).`);
-    return { data, mode: stat.mode };
+    return data;
   }
 
   /** Makes the names of blobs written since the last flush durable. */
