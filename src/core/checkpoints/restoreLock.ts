@@ -92,12 +92,15 @@ function createNew(file: string, pid: number): boolean {
 /**
  * Takes the lock of checkpoint `id` for this store's process: false while a live process holds it.
  * A lock whose owner is gone (or that has named none for seconds: a crash between its creation and
- * its write) is taken over. Throws when the folder refuses the file (the caller's disk error).
+ * its write) is taken over, and so is one naming this process: the caller makes sure this process
+ * is not undoing the checkpoint already (restoreRedoLog's inFlight), so it is an earlier process's
+ * that had the same pid — a container's extension host often does. Throws when the folder refuses
+ * the file (the caller's disk error).
  */
 export function takeRestoreLock(store: Pick<StoreFiles, 'journalsDir' | 'pid' | 'processAlive'>, id: string): boolean {
   const file = restoreLockPath(store, id);
   if (create(file, store)) return true;
-  if (!abandoned(file, ownerOf(file), (pid) => store.processAlive(pid))) return false;
+  if (!abandoned(file, ownerOf(file), (pid) => pid !== store.pid && store.processAlive(pid))) return false;
   fs.rmSync(file, { force: true });
   return create(file, store);
 }

@@ -142,7 +142,7 @@ describe('redo-log slots made ahead', () => {
     assert.equal(await box.read('a.txt'), 'a original\n');
   });
 
-  it('an undo of a checkpoint another live window is undoing is busy; a dead window’s lock is taken over and removed at the next start', async () => {
+  it('an undo of a checkpoint another live window is undoing is busy; a dead window’s lock, or one an earlier process with this pid left, is taken over; dead ones are removed at the next start', async () => {
     const store = await CheckpointStore.open({ stateDir: stateDir(), workspaceRoot: box.ws, pid: DEAD_PID });
     await store.slots.prepare();
     const overlay = await box.open({ pid: DEAD_PID });
@@ -161,6 +161,13 @@ describe('redo-log slots made ahead', () => {
     assert.ok(undone.ok, 'a dead process’s lock is taken over');
     await flushed(store.root);
     assert.equal(await exists(lock), false, 'and released after the flush');
+
+    // An earlier process that had this one's pid (a container's extension host restarted) left its lock.
+    await writeFile(lock, String(DEAD_PID));
+    const redone = await store.redo(summary!.id);
+    assert.ok(redone.ok, 'a lock naming this process, which is not undoing it, is an earlier one’s: taken over');
+    await flushed(store.root);
+    assert.equal(await exists(lock), false);
 
     await writeFile(path.join(store.journalsDir, 'cp-left-behind.lock'), String(DEAD_PID + 7));
     await writeFile(path.join(store.journalsDir, 'cp-in-use.lock'), String(process.pid));
